@@ -1,0 +1,91 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Curlew",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Curlew", targets: ["Curlew"]),
+        .library(name: "CurlewTesting", targets: ["CurlewTesting"]),
+        .executable(name: "curlew-demo", targets: ["CurlewDemo"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    ],
+    targets: [
+        // libcurl from the system (headers: libcurl4-openssl-dev).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // zlib from the system (headers: zlib1g-dev).
+        .systemLibrary(
+            name: "CZlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        // Typed, non-variadic wrappers for curl's variadic setopt/getinfo calls.
+        .target(name: "CCurlShims", dependencies: ["CCurl"]),
+        // The transport: request/response vocabulary and the libcurl event-loop engine.
+        .target(
+            name: "CurlewEngine",
+            dependencies: [
+                "CCurlShims", "CCurl", "CZlib",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strict
+        ),
+        // Targets, endpoints, the provider actor, plugins, responses and ApiResult.
+        .target(
+            name: "Curlew",
+            dependencies: [
+                "CurlewEngine",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strict
+        ),
+        // A real HTTP/1.1 server on loopback (with fault injection) for tests, demos and users' own tests.
+        .target(
+            name: "CurlewTesting",
+            dependencies: [
+                "CZlib",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "CurlewDemo",
+            dependencies: ["Curlew", "CurlewTesting"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "CurlewEngineTests",
+            dependencies: [
+                "CurlewEngine", "CurlewTesting",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "CurlewTests",
+            dependencies: [
+                "Curlew", "CurlewTesting",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

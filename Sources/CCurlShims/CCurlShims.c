@@ -1,0 +1,74 @@
+#define _GNU_SOURCE
+// Curlew — typed wrappers for libcurl's variadic calls.
+#include "CCurlShims.h"
+#include <signal.h>
+#include <pthread.h>
+
+CURLcode curlew_easy_setopt_long(CURL *easy, CURLoption option, long value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
+CURLcode curlew_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
+CURLcode curlew_easy_setopt_pointer(CURL *easy, CURLoption option, const void *value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
+CURLcode curlew_easy_setopt_data_callback(CURL *easy, CURLoption option, curlew_data_callback callback) {
+    return curl_easy_setopt(easy, option, callback);
+}
+
+CURLcode curlew_easy_setopt_closesocket_callback(CURL *easy, curlew_closesocket_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, callback);
+}
+
+CURLMcode curlew_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+CURLMcode curlew_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+CURLMcode curlew_multi_setopt_socket_callback(CURLM *multi, curlew_socket_callback callback) {
+    return curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, callback);
+}
+
+CURLMcode curlew_multi_setopt_timer_callback(CURLM *multi, curlew_timer_callback callback) {
+    return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, callback);
+}
+
+CURLcode curlew_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
+CURLcode curlew_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
+CURLcode curlew_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
+int curlew_multi_info_read(CURLM *multi, CURL **easy, CURLcode *result) {
+    int queued = 0;
+    CURLMsg *message;
+    while ((message = curl_multi_info_read(multi, &queued)) != NULL) {
+        if (message->msg == CURLMSG_DONE) {
+            *easy = message->easy_handle;
+            *result = message->data.result;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void curlew_ignore_sigpipe(void) {
+    signal(SIGPIPE, SIG_IGN);
+}
+
+void curlew_set_thread_name(const char *name) {
+    pthread_setname_np(pthread_self(), name);
+}

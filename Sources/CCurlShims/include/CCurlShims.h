@@ -1,0 +1,39 @@
+// Curlew — typed wrappers for libcurl's variadic calls, which Swift cannot import.
+#ifndef CURLEW_CCURLSHIMS_H
+#define CURLEW_CCURLSHIMS_H
+
+#include <curl/curl.h>
+#include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+typedef size_t (*curlew_data_callback)(char *ptr, size_t size, size_t nmemb, void *userdata);
+typedef int (*curlew_closesocket_callback)(void *clientp, curl_socket_t item);
+typedef int (*curlew_socket_callback)(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp);
+typedef int (*curlew_timer_callback)(CURLM *multi, long timeout_ms, void *userp);
+
+CURLcode curlew_easy_setopt_long(CURL *easy, CURLoption option, long value);
+CURLcode curlew_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value);
+CURLcode curlew_easy_setopt_pointer(CURL *easy, CURLoption option, const void *value);
+CURLcode curlew_easy_setopt_data_callback(CURL *easy, CURLoption option, curlew_data_callback callback);
+CURLcode curlew_easy_setopt_closesocket_callback(CURL *easy, curlew_closesocket_callback callback);
+
+CURLMcode curlew_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+CURLMcode curlew_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
+CURLMcode curlew_multi_setopt_socket_callback(CURLM *multi, curlew_socket_callback callback);
+CURLMcode curlew_multi_setopt_timer_callback(CURLM *multi, curlew_timer_callback callback);
+
+CURLcode curlew_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
+CURLcode curlew_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
+CURLcode curlew_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value);
+
+/// The CURLMsg fields Swift needs, read without touching the C union.
+int curlew_multi_info_read(CURLM *multi, CURL **easy, CURLcode *result);
+
+/// Names the calling thread (shown by `top -H`, gdb and perf).
+void curlew_set_thread_name(const char *name);
+
+/// Ignores SIGPIPE process-wide, once: a write to a peer-closed socket must return EPIPE, not kill.
+void curlew_ignore_sigpipe(void);
+
+#endif

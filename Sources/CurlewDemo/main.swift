@@ -1,0 +1,2 @@
+// Curlew — the demo walk-through (`make demo`).
+import Curlew

@@ -1,0 +1,105 @@
+// Curlew — putting one request onto an easy handle.
+
+import CCurl
+import HTTPTypes
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension TransferContext {
+    /// Sets URL, method, header fields and body for this transfer on its easy handle.
+    func applyRequest(defaults: HandleDefaults) {
+        let prepared = transfer.request
+        let request = prepared.request
+        let easy = handle
+        let me = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        easy.set(CURLOPT_PRIVATE, me)
+        easy.set(CURLOPT_WRITEDATA, me)
+        easy.set(CURLOPT_HEADERDATA, me)
+        easy.set(CURLOPT_CURLU, UnsafeRawPointer(prepared.url))
+        if let timeout = request.timeout { easy.set(CURLOPT_TIMEOUT_MS, max(1, timeout.milliseconds)) }
+
+        let method = request.method
+        var bodyLength: Int?
+        if method == .head {
+            easy.set(CURLOPT_NOBODY, 1)
+        } else if let body = request.body?.inMemoryBytes {
+            bodyLength = body.count
+            setBody(body)
+            if method != .post { easy.set(CURLOPT_CUSTOMREQUEST, string: method.rawValue) }
+        } else if method == .post || method == .put || method == .patch {
+            // An explicit empty body makes curl send `Content-Length: 0`, which servers expect here.
+            bodyLength = 0
+            easy.set(CURLOPT_POSTFIELDSIZE_LARGE, 0)
+            easy.set(CURLOPT_POSTFIELDS, UnsafeRawPointer(Self.emptyBody.utf8Start))
+            if method != .post { easy.set(CURLOPT_CUSTOMREQUEST, string: method.rawValue) }
+        } else if method != .get {
+            easy.set(CURLOPT_CUSTOMREQUEST, string: method.rawValue)
+        }
+        headerList = Self.headerList(for: request.headerFields, bodyLength: bodyLength, defaults: defaults)
+        if let headerList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(headerList)) }
+    }
+
+    /// A zero-length body that lives for the whole process.
+    private static let emptyBody: StaticString = ""
+
+    private func setBody(_ body: Data) {
+        handle.set(CURLOPT_POSTFIELDSIZE_LARGE, body.count)
+        if body.count <= 64 {
+            // Small `Data` values may be stored inline in the struct, where no address outlives the
+            // closure: copy those few bytes into memory this context owns until the transfer ends.
+            let copy = malloc(max(body.count, 1))
+            body.withUnsafeBytes { bytes in
+                if let base = bytes.baseAddress, let copy { copy.copyMemory(from: base, byteCount: bytes.count) }
+            }
+            ownedBody = copy
+            handle.set(CURLOPT_POSTFIELDS, UnsafeRawPointer(copy))
+        } else {
+            // Larger `Data` keeps its bytes in a heap storage object whose address is stable while the
+            // value is alive and unmutated. The request (held by `transfer` until this context is
+            // dropped, after curl is done with the handle) keeps it alive, so curl reads the caller's
+            // bytes in place: CURLOPT_POSTFIELDS does not copy.
+            let pointer = body.withUnsafeBytes { UnsafeRawPointer($0.baseAddress) }
+            handle.set(CURLOPT_POSTFIELDS, pointer)
+        }
+    }
+
+    private static func headerList(
+        for fields: HTTPFields, bodyLength: Int?, defaults: HandleDefaults
+    ) -> UnsafeMutablePointer<curl_slist>? {
+        var list: UnsafeMutablePointer<curl_slist>?
+        func append(_ line: String) {
+            line.withCString { text in
+                if let appended = curl_slist_append(list, text) { list = appended }
+            }
+        }
+        var hasContentType = false
+        var hasExpect = false
+        for field in fields {
+            if field.name == .contentType { hasContentType = true }
+            if field.name == .expect { hasExpect = true }
+            // "Name:" would tell curl to remove its own header; "Name;" sends an empty value.
+            append(field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
+        }
+        if let bodyLength {
+            // curl adds its own form Content-Type to every POSTFIELDS body; a body without one goes without.
+            if !hasContentType { append("Content-Type:") }
+            if !hasExpect {
+                if let threshold = defaults.expectContinueThreshold, bodyLength >= threshold {
+                    append("Expect: 100-continue")
+                } else {
+                    // libcurl 7.88 adds Expect: 100-continue to bodies over 1 MiB and then waits up to 1 s
+                    // for servers that never answer it; only send it when configured.
+                    append("Expect:")
+                }
+            }
+        }
+        return list
+    }
+}

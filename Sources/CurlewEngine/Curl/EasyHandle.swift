@@ -1,0 +1,112 @@
+// Curlew — a pooled libcurl easy handle and its session defaults.
+
+import CCurl
+import CCurlShims
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A libcurl easy handle with its error buffer. Used only on the loop thread.
+struct EasyHandle {
+    let raw: UnsafeMutableRawPointer
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
+    init?() {
+        guard let raw = curl_easy_init() else { return nil }
+        self.raw = raw
+        self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+    }
+
+    func destroy() {
+        curl_easy_cleanup(raw)
+        errorBuffer.deallocate()
+    }
+
+    /// The text curl wrote into the error buffer for the last transfer, if any.
+    var errorText: String? {
+        errorBuffer.pointee == 0 ? nil : String(cString: errorBuffer)
+    }
+
+    @inline(__always) func set(_ option: CURLoption, _ value: Int) {
+        _ = curlew_easy_setopt_long(raw, option, value)
+    }
+
+    @inline(__always) func set(_ option: CURLoption, _ value: UnsafeRawPointer?) {
+        _ = curlew_easy_setopt_pointer(raw, option, value)
+    }
+
+    func set(_ option: CURLoption, string: String) {
+        // String options are copied by libcurl (since 7.17), so the temporary C string may go away.
+        _ = string.withCString { curlew_easy_setopt_pointer(raw, option, $0) }
+    }
+
+    /// Applies the session's defaults. Run on a new handle and after every `curl_easy_reset`.
+    func applyDefaults(_ defaults: HandleDefaults) {
+        set(CURLOPT_NOSIGNAL, 1)
+        set(CURLOPT_ERRORBUFFER, UnsafeRawPointer(errorBuffer))
+        _ = curlew_easy_setopt_data_callback(raw, CURLOPT_WRITEFUNCTION, CurlCallbacks.write)
+        _ = curlew_easy_setopt_data_callback(raw, CURLOPT_HEADERFUNCTION, CurlCallbacks.header)
+        _ = curlew_easy_setopt_closesocket_callback(raw, CurlCallbacks.closeSocket)
+        set(CURLOPT_CLOSESOCKETDATA, UnsafeRawPointer(defaults.loop))
+        set(CURLOPT_CONNECTTIMEOUT_MS, defaults.connectTimeoutMilliseconds)
+        set(CURLOPT_TIMEOUT_MS, defaults.totalTimeoutMilliseconds)
+        if defaults.lowSpeedLimit > 0 {
+            set(CURLOPT_LOW_SPEED_LIMIT, defaults.lowSpeedLimit)
+            set(CURLOPT_LOW_SPEED_TIME, defaults.lowSpeedSeconds)
+        }
+        if defaults.automaticDecompression { set(CURLOPT_ACCEPT_ENCODING, string: "") }
+        set(CURLOPT_USERAGENT, string: defaults.userAgent)
+        set(CURLOPT_SSL_VERIFYPEER, defaults.verifyTLS ? 1 : 0)
+        set(CURLOPT_SSL_VERIFYHOST, defaults.verifyTLS ? 2 : 0)
+        switch defaults.proxy {
+        case .none: set(CURLOPT_PROXY, string: "")  // "" disables proxies, including the *_proxy variables
+        case .environment: break
+        case .url(let url): set(CURLOPT_PROXY, string: url)
+        }
+        set(CURLOPT_PROTOCOLS_STR, string: "http,https")
+        set(CURLOPT_TCP_KEEPALIVE, defaults.tcpKeepAlive ? 1 : 0)
+        set(CURLOPT_BUFFERSIZE, defaults.receiveBufferSize)
+    }
+}
+
+/// The session settings in the form the loop applies to easy handles.
+struct HandleDefaults {
+    let loop: UnsafeMutableRawPointer
+    let connectTimeoutMilliseconds: Int
+    let totalTimeoutMilliseconds: Int
+    let lowSpeedLimit: Int
+    let lowSpeedSeconds: Int
+    let automaticDecompression: Bool
+    let userAgent: String
+    let verifyTLS: Bool
+    let proxy: SessionConfiguration.Proxy
+    let tcpKeepAlive: Bool
+    let receiveBufferSize: Int
+    let expectContinueThreshold: Int?
+
+    init(_ configuration: SessionConfiguration, loop: UnsafeMutableRawPointer) {
+        self.loop = loop
+        connectTimeoutMilliseconds = max(1, configuration.connectTimeout.milliseconds)
+        totalTimeoutMilliseconds = configuration.totalTimeout.map { max(1, $0.milliseconds) } ?? 0
+        lowSpeedLimit = configuration.lowSpeedLimit
+        lowSpeedSeconds = max(1, Int(configuration.lowSpeedTime.components.seconds))
+        automaticDecompression = configuration.automaticDecompression
+        userAgent = configuration.userAgent
+        verifyTLS = configuration.verifyTLS
+        proxy = configuration.proxy
+        tcpKeepAlive = configuration.tcpKeepAlive
+        receiveBufferSize = min(max(configuration.receiveBufferSize, 1024), 10 * 1024 * 1024)
+        expectContinueThreshold = configuration.expectContinueThreshold
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded up so that a short positive duration never becomes "no limit".
+    var milliseconds: Int {
+        let (seconds, attoseconds) = components
+        let millis = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int(clamping: millis)
+    }
+}

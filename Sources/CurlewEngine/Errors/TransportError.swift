@@ -1,0 +1,97 @@
+// Curlew — the engine's typed transport error.
+
+/// A failure to carry out an HTTP exchange: the request never got a complete response.
+///
+/// Transport errors are thrown, never returned as a response. Each carries a stable ``Code``,
+/// a human-readable ``message`` (for curl failures, curl's own `CURLOPT_ERRORBUFFER` text) and
+/// what was requested.
+public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A stable identifier for the kind of failure. New codes may be added in minor releases.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The URL could not be parsed, or its scheme is not `http` or `https`. Nothing was sent.
+        public static let invalidURL = Code("invalidURL")
+        /// A header name or value contains CR, LF or NUL, or the name is not an HTTP token. Nothing was sent.
+        public static let invalidHeader = Code("invalidHeader")
+        /// The request body could not be produced. Nothing was sent.
+        public static let invalidBody = Code("invalidBody")
+        /// The host name could not be resolved.
+        public static let dnsFailure = Code("dnsFailure")
+        /// No connection could be established (refused, unreachable).
+        public static let cannotConnect = Code("cannotConnect")
+        /// A timeout expired; ``TransportError/timeout`` says which one.
+        public static let timedOut = Code("timedOut")
+        /// The TLS handshake or certificate verification failed.
+        public static let tlsFailure = Code("tlsFailure")
+        /// The decoded response body exceeded the configured maximum.
+        public static let bodyTooLarge = Code("bodyTooLarge")
+        /// The response head exceeded the configured maximum.
+        public static let headersTooLarge = Code("headersTooLarge")
+        /// The server closed the connection before the response was complete.
+        public static let connectionClosed = Code("connectionClosed")
+        /// The connection was reset or failed while sending or receiving.
+        public static let connectionReset = Code("connectionReset")
+        /// The response was malformed (for example two different `Content-Length` values).
+        public static let invalidResponse = Code("invalidResponse")
+        /// The response body could not be decoded according to its `Content-Encoding`.
+        public static let badContentEncoding = Code("badContentEncoding")
+        /// The calling task was cancelled; the transfer was aborted.
+        public static let cancelled = Code("cancelled")
+        /// The session was shut down before the transfer finished.
+        public static let sessionShutDown = Code("sessionShutDown")
+        /// Any other libcurl failure; ``TransportError/curlCode`` holds curl's code.
+        public static let curl = Code("curl")
+
+        public var description: String { name }
+    }
+
+    /// Which timeout expired.
+    public enum Timeout: String, Sendable, Hashable {
+        /// Name resolution plus connection establishment (including TLS) took too long.
+        case connect
+        /// The whole exchange took longer than the total timeout.
+        case total
+        /// The transfer stayed below the low-speed limit for the low-speed time.
+        case lowSpeed
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// For ``Code/timedOut``, which timeout expired.
+    public var timeout: Timeout?
+    /// libcurl's `CURLcode`, when curl reported the failure.
+    public var curlCode: Int?
+    /// What happened, in words: curl's error-buffer text or the engine's own explanation.
+    public var message: String
+    /// The requested URL, when known.
+    public var url: String?
+    /// The request method, when known.
+    public var method: String?
+
+    /// Creates a transport error.
+    public init(
+        _ code: Code, message: String, timeout: Timeout? = nil, curlCode: Int? = nil,
+        url: String? = nil, method: String? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.timeout = timeout
+        self.curlCode = curlCode
+        self.url = url
+        self.method = method
+    }
+
+    /// True when the error is a cancellation of the calling task.
+    public var isCancellation: Bool { code == .cancelled }
+
+    public var description: String {
+        var text = "TransportError.\(code)"
+        if let timeout { text += "(\(timeout.rawValue))" }
+        text += ": \(message)"
+        if let method, let url { text += " [\(method) \(url)]" } else if let url { text += " [\(url)]" }
+        if let curlCode { text += " (curl \(curlCode))" }
+        return text
+    }
+}

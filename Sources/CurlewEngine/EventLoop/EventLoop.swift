@@ -1,0 +1,305 @@
+// Curlew — the dedicated thread that owns a session's libcurl multi handle.
+
+import CCurl
+import CCurlShims
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One thread, one `CURLM`, one epoll set: every curl call of a session happens here.
+///
+/// Other threads only append commands to the inbox and wake the loop through an eventfd in its epoll
+/// set; nothing waits for the loop. The loop drives libcurl with `curl_multi_socket_action`, whose cost
+/// grows with the sockets that are ready rather than with every transfer in flight.
+final class EventLoop: @unchecked Sendable {
+    // @unchecked: the only state touched from other threads is `inbox` (behind its Mutex), the
+    // immutable `wakeFD`, `configuration`, `counters` (atomics) and `cpuClock` (written once before the
+    // thread starts). Everything else is confined to the loop thread, which is the only caller of
+    // `run()`, of the curl callbacks and of every method below the "Loop thread" mark.
+
+    enum Command {
+        case submit(Transfer)
+        case cancel(Transfer)
+        case shutdown
+    }
+
+    private struct Inbox {
+        var commands: [Command] = []
+        var wakePending = false
+        var closed = false
+        var shutdownWaiters: [UnsafeContinuation<Void, Never>] = []
+    }
+
+    let configuration: SessionConfiguration
+    let counters = EngineCounters()
+    let logger: Logger
+    private let inbox = Mutex(Inbox())
+    private let wakeFD: Int32
+    private(set) var thread = pthread_t()
+    private var cpuClock = clockid_t(0)
+
+    // Loop thread only.
+    private var multi: UnsafeMutableRawPointer?
+    private let epollFD: Int32
+    private var registry: SocketRegistry
+    private var timerDeadline: UInt64?
+    private var active: [ObjectIdentifier: TransferContext] = [:]
+    private var pool: EasyHandlePool
+    private var defaults: HandleDefaults?
+    private var exiting = false
+    private var spareCommands: [Command] = []
+
+    init(configuration: SessionConfiguration, logger: Logger) throws(TransportError) {
+        guard CurlGlobal.initialized else {
+            throw TransportError(.curl, message: "curl_global_init failed")
+        }
+        self.configuration = configuration
+        self.logger = logger
+        let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        let wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+        guard epoll >= 0, wake >= 0 else {
+            if epoll >= 0 { close(epoll) }
+            if wake >= 0 { close(wake) }
+            throw TransportError(.curl, message: "cannot create the event loop's epoll/eventfd: errno \(errno)")
+        }
+        epollFD = epoll
+        wakeFD = wake
+        registry = SocketRegistry(epoll: epoll)
+        pool = EasyHandlePool(capacity: configuration.maxPooledHandles, counters: counters)
+    }
+
+    /// Starts the loop thread. The thread holds the only extra reference to the loop until it exits.
+    func start() throws(TransportError) {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let result = pthread_create(&thread, nil, { argument in
+            guard let argument else { return nil }
+            let loop = Unmanaged<EventLoop>.fromOpaque(argument).takeRetainedValue()
+            loop.run()
+            return nil
+        }, context)
+        guard result == 0 else {
+            Unmanaged<EventLoop>.fromOpaque(context).release()
+            close(epollFD)
+            close(wakeFD)
+            throw TransportError(.curl, message: "cannot start the event-loop thread: error \(result)")
+        }
+        pthread_getcpuclockid(thread, &cpuClock)
+    }
+
+    // MARK: Any thread
+
+    /// Queues a command and wakes the loop. Returns false when the loop has shut down.
+    @discardableResult
+    func enqueue(_ command: Command) -> Bool {
+        inbox.withLock { inbox in
+            guard !inbox.closed else { return false }
+            inbox.commands.append(command)
+            if !inbox.wakePending {
+                inbox.wakePending = true
+                // Written under the lock so the loop cannot close the eventfd in between.
+                var one: UInt64 = 1
+                _ = write(wakeFD, &one, 8)
+            }
+            return true
+        }
+    }
+
+    /// Asks the loop to cancel everything and exit; resumes once it has cleaned up.
+    func shutdown() async {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            let accepted = inbox.withLock { inbox -> Bool in
+                guard !inbox.closed else { return false }
+                inbox.shutdownWaiters.append(continuation)
+                return true
+            }
+            if accepted { enqueue(.shutdown) } else { continuation.resume() }
+        }
+    }
+
+    /// Asks the loop to shut down without waiting.
+    func requestShutdown() {
+        enqueue(.shutdown)
+    }
+
+    /// CPU time the loop thread has used so far.
+    var cpuTime: Duration {
+        var spec = timespec()
+        guard clock_gettime(cpuClock, &spec) == 0 else { return .zero }
+        return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
+    }
+
+    // MARK: Loop thread
+
+    private func run() {
+        curlew_set_thread_name("curlew-loop")
+        guard setUp() else {
+            tearDown(reason: "libcurl could not create a multi handle")
+            return
+        }
+        logger.debug("event loop started", metadata: ["curl": "\(CurlGlobal.versionDescription)"])
+        let capacity = 1024
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
+        defer { events.deallocate() }
+        while !exiting {
+            let ready = epoll_wait(epollFD, events, Int32(capacity), timeoutMilliseconds())
+            var wake = false
+            if ready > 0 {
+                for index in 0..<Int(ready) {
+                    let fd = events[index].data.fd
+                    if fd == wakeFD {
+                        wake = true
+                        continue
+                    }
+                    guard registry.isWanted(fd) else { continue }
+                    socketAction(fd, flags: Self.curlFlags(events[index].events))
+                }
+            }
+            if wake { drainInbox() }
+            if let deadline = timerDeadline, Self.now() >= deadline {
+                timerDeadline = nil
+                socketAction(CURL_SOCKET_TIMEOUT, flags: 0)
+            }
+            collectFinished()
+        }
+        tearDown(reason: "the session was shut down")
+    }
+
+    private func setUp() -> Bool {
+        guard let multi = curl_multi_init() else { return false }
+        self.multi = multi
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        defaults = HandleDefaults(configuration, loop: me)
+        _ = curlew_multi_setopt_socket_callback(multi, CurlCallbacks.socket)
+        _ = curlew_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, me)
+        _ = curlew_multi_setopt_timer_callback(multi, CurlCallbacks.timer)
+        _ = curlew_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, me)
+        _ = curlew_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
+        _ = curlew_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxConnectionsTotal)
+        _ = curlew_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.effectiveIdleConnections)
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = wakeFD
+        return epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event) == 0
+    }
+
+    private func socketAction(_ fd: Int32, flags: Int32) {
+        guard let multi else { return }
+        var running: Int32 = 0
+        _ = curl_multi_socket_action(multi, fd, flags, &running)
+    }
+
+    private static func curlFlags(_ events: UInt32) -> Int32 {
+        var flags: Int32 = 0
+        if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0 { flags |= CURL_CSELECT_IN }
+        if events & EPOLLOUT.rawValue != 0 { flags |= CURL_CSELECT_OUT }
+        if events & EPOLLERR.rawValue != 0 { flags |= CURL_CSELECT_ERR }
+        return flags
+    }
+
+    private func timeoutMilliseconds() -> Int32 {
+        guard let deadline = timerDeadline else { return -1 }
+        let now = Self.now()
+        guard deadline > now else { return 0 }
+        return Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+    }
+
+    static func now() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+    }
+
+    private func drainInbox() {
+        var value: UInt64 = 0
+        _ = read(wakeFD, &value, 8)  // read before taking the commands, so no wake-up is lost
+        var commands = spareCommands
+        inbox.withLock { inbox in
+            swap(&commands, &inbox.commands)
+            inbox.wakePending = false
+        }
+        for command in commands {
+            switch command {
+            case .submit(let transfer): startTransfer(transfer)
+            case .cancel(let transfer): cancelTransfer(transfer)
+            case .shutdown: exiting = true
+            }
+        }
+        commands.removeAll(keepingCapacity: true)
+        spareCommands = commands
+    }
+
+    // MARK: Loop-thread accessors for the transfer bookkeeping in EventLoop+Transfers.swift
+
+    var multiHandle: UnsafeMutableRawPointer? { multi }
+    var handleDefaults: HandleDefaults? { defaults }
+    func takeHandle(_ defaults: HandleDefaults) -> EasyHandle? { pool.take(defaults) }
+    func returnHandle(_ handle: EasyHandle) {
+        guard let defaults else { return handle.destroy() }
+        pool.give(handle, defaults)
+    }
+    func insertActive(_ context: TransferContext) {
+        active[context.transfer.key] = context
+        counters.activeTransfers.store(active.count, ordering: .relaxed)
+    }
+    func removeActive(_ context: TransferContext) {
+        active.removeValue(forKey: context.transfer.key)
+        counters.activeTransfers.store(active.count, ordering: .relaxed)
+    }
+    func activeContext(for transfer: Transfer) -> TransferContext? { active[transfer.key] }
+
+    // MARK: Curl callbacks (loop thread, inside curl calls)
+
+    func watch(socket: curl_socket_t, what: Int32) {
+        switch what {
+        case CURL_POLL_IN: registry.want(socket, events: EPOLLIN.rawValue)
+        case CURL_POLL_OUT: registry.want(socket, events: EPOLLOUT.rawValue)
+        case CURL_POLL_INOUT: registry.want(socket, events: EPOLLIN.rawValue | EPOLLOUT.rawValue)
+        default: registry.want(socket, events: 0)
+        }
+        counters.socketsWatched.store(registry.watched, ordering: .relaxed)
+        counters.epollControlCalls.store(registry.controlCalls, ordering: .relaxed)
+    }
+
+    func setTimer(milliseconds: Int) {
+        timerDeadline = milliseconds < 0 ? nil : Self.now() &+ UInt64(milliseconds) &* 1_000_000
+    }
+
+    /// curl closes every socket through here, so the epoll set never watches a closed (or reused) fd.
+    func closeSocket(_ socket: curl_socket_t) -> Int32 {
+        registry.forget(socket)
+        counters.socketsWatched.store(registry.watched, ordering: .relaxed)
+        counters.epollControlCalls.store(registry.controlCalls, ordering: .relaxed)
+        return close(socket)
+    }
+
+    // MARK: Shutdown (loop thread)
+
+    private func tearDown(reason: String) {
+        for context in Array(active.values) {
+            removeAndFinish(context, .failure(context.transfer.request.error(.sessionShutDown, reason)))
+        }
+        let (leftovers, waiters) = inbox.withLock { inbox -> ([Command], [UnsafeContinuation<Void, Never>]) in
+            inbox.closed = true
+            defer {
+                inbox.commands = []
+                inbox.shutdownWaiters = []
+            }
+            return (inbox.commands, inbox.shutdownWaiters)
+        }
+        for case .submit(let transfer) in leftovers {
+            transfer.finish(.failure(transfer.request.error(.sessionShutDown, reason)))
+        }
+        pool.drain()
+        if let multi { curl_multi_cleanup(multi) }  // closes idle connections through closeSocket
+        multi = nil
+        inbox.withLock { _ in
+            close(wakeFD)
+            close(epollFD)
+        }
+        logger.debug("event loop stopped")
+        for waiter in waiters { waiter.resume() }
+    }
+}

@@ -1,0 +1,72 @@
+// Curlew — which sockets the loop's epoll set watches, with lazy removal.
+
+import CCurlShims
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The epoll registrations for curl's sockets.
+///
+/// libcurl asks to stop watching a socket at the end of every transfer and to watch it again when the
+/// next transfer reuses the connection. Removing lazily saves two `epoll_ctl` calls per request: a
+/// socket curl no longer wants stays registered until it next reports an event (then it is removed)
+/// or curl wants it again with the same events (then nothing is done). Correctness across fd reuse
+/// rests on curl closing sockets only through ``EventLoop/closeSocket(_:)``, which forgets the entry.
+struct SocketRegistry {
+    private struct Entry {
+        var registered: UInt32 = 0
+        var wanted: UInt32 = 0
+    }
+
+    private var entries: [Entry] = []
+    let epoll: Int32
+    private(set) var controlCalls = 0
+    private(set) var watched = 0
+
+    init(epoll: Int32) {
+        self.epoll = epoll
+    }
+
+    /// curl wants `events` (0 to stop) on `fd`.
+    mutating func want(_ fd: Int32, events: UInt32) {
+        guard fd >= 0 else { return }
+        let index = Int(fd)
+        if index >= entries.count { entries.append(contentsOf: repeatElement(Entry(), count: index + 1 - entries.count + 64)) }
+        entries[index].wanted = events
+        guard events != 0, entries[index].registered != events else { return }
+        let operation = entries[index].registered == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+        if control(Int32(operation), fd, events) {
+            if entries[index].registered == 0 { watched += 1 }
+            entries[index].registered = events
+        }
+    }
+
+    /// Whether curl currently wants events on `fd`. An unwanted registered socket is removed here.
+    mutating func isWanted(_ fd: Int32) -> Bool {
+        let index = Int(fd)
+        guard index >= 0, index < entries.count else { return false }
+        if entries[index].wanted != 0 { return true }
+        if entries[index].registered != 0 { forget(fd) }
+        return false
+    }
+
+    /// Stops watching `fd` now; called before curl closes it.
+    mutating func forget(_ fd: Int32) {
+        let index = Int(fd)
+        guard index >= 0, index < entries.count else { return }
+        if entries[index].registered != 0 {
+            _ = control(Int32(EPOLL_CTL_DEL), fd, 0)
+            watched -= 1
+        }
+        entries[index] = Entry()
+    }
+
+    private mutating func control(_ operation: Int32, _ fd: Int32, _ events: UInt32) -> Bool {
+        controlCalls += 1
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        return epoll_ctl(epoll, operation, fd, &event) == 0
+    }
+}

@@ -1,0 +1,65 @@
+// Curlew — one request's hand-over between the calling task and the loop thread.
+
+import Synchronization
+
+/// The part of a transfer shared between the calling task and the loop thread.
+///
+/// It holds the continuation and the cancellation flag under one lock, so that the continuation is
+/// resumed exactly once whichever of submission, completion, cancellation or shutdown comes first.
+final class Transfer: Sendable {
+    typealias Outcome = Result<TransportResponse, TransportError>
+    typealias Continuation = UnsafeContinuation<Outcome, Never>
+
+    private struct State {
+        var continuation: Continuation?
+        var cancelled = false
+        var finished = false
+    }
+
+    let request: PreparedRequest
+    private let state = Mutex(State())
+
+    /// The key of this transfer in the loop's table of active transfers.
+    var key: ObjectIdentifier { ObjectIdentifier(self) }
+
+    init(request: PreparedRequest) {
+        self.request = request
+    }
+
+    /// Stores the continuation. Returns false, having resumed it with a cancellation, when the task was
+    /// cancelled before the transfer could be handed to the loop.
+    func attach(_ continuation: Continuation) -> Bool {
+        let cancelled = state.withLock { state -> Bool in
+            if state.cancelled {
+                state.finished = true
+                return true
+            }
+            state.continuation = continuation
+            return false
+        }
+        if cancelled { continuation.resume(returning: .failure(request.error(.cancelled, "the task was cancelled"))) }
+        return !cancelled
+    }
+
+    /// Marks the transfer cancelled. Returns true when the loop holds it and must be told to abort it.
+    func markCancelled() -> Bool {
+        state.withLock { state in
+            state.cancelled = true
+            return state.continuation != nil && !state.finished
+        }
+    }
+
+    /// Whether the calling task has asked to cancel.
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Resumes the caller with the outcome. Later calls do nothing.
+    func finish(_ outcome: Outcome) {
+        let continuation = state.withLock { state -> Continuation? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(returning: outcome)
+    }
+}

@@ -1,0 +1,48 @@
+// Curlew — a request as the engine sends it.
+
+public import HTTPTypes
+
+/// An HTTP request for the engine: where, how, which header fields, and an optional body.
+///
+/// Named `TransportRequest` so it does not clash with the `Request` types of server frameworks or with
+/// the provider-level request built from a target. The URL is checked when the request is executed;
+/// use ``init(url:method:headers:body:)`` to have header strings checked as you build it.
+public struct TransportRequest: Sendable, Hashable {
+    /// The absolute `http` or `https` URL.
+    public var url: String
+    /// The request method.
+    public var method: HTTPRequest.Method
+    /// The header fields to send, in order.
+    public var headerFields: HTTPFields
+    /// The body, if any.
+    public var body: RequestBody?
+    /// A total timeout for this request that overrides the session's.
+    public var timeout: Duration?
+
+    /// Creates a request from already-typed header fields.
+    public init(
+        url: String, method: HTTPRequest.Method = .get, headerFields: HTTPFields = [:],
+        body: RequestBody? = nil, timeout: Duration? = nil
+    ) {
+        self.url = url
+        self.method = method
+        self.headerFields = headerFields
+        self.body = body
+        self.timeout = timeout
+    }
+
+    /// Creates a request from header name/value strings, refusing any that could not be sent as given.
+    ///
+    /// - Throws: ``TransportError/Code/invalidHeader`` when a name is not an HTTP token or a value
+    ///   contains CR, LF or NUL. (`HTTPFields` would otherwise silently turn those bytes into spaces.)
+    public init(
+        url: String, method: HTTPRequest.Method = .get, headers: [(name: String, value: String)],
+        body: RequestBody? = nil, timeout: Duration? = nil
+    ) throws(TransportError) {
+        var fields = HTTPFields()
+        for (name, value) in headers {
+            fields.append(try HeaderValidation.field(name: name, value: value))
+        }
+        self.init(url: url, method: method, headerFields: fields, body: body, timeout: timeout)
+    }
+}

@@ -1,0 +1,59 @@
+// Curlew — assembling a TransportResponse from a finished easy handle.
+
+import CCurl
+import CCurlShims
+import HTTPTypes
+
+enum ResponseBuilder {
+    /// Reads status, version, reuse and timings from curl and takes the collected head and body.
+    static func response(for context: TransferContext) -> Result<TransportResponse, TransportError> {
+        let easy = context.handle.raw
+        var code = 0
+        _ = curlew_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
+        guard (100...999).contains(code) else {
+            return .failure(context.transfer.request.error(.invalidResponse, "the server sent no valid status line"))
+        }
+        var version = 0
+        _ = curlew_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        var connects = 0
+        _ = curlew_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
+        var urlPointer: UnsafePointer<CChar>?
+        _ = curlew_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &urlPointer)
+        let effectiveURL = urlPointer.map { String(cString: $0) } ?? context.transfer.request.request.url
+        return .success(
+            TransportResponse(
+                status: HTTPResponse.Status(code: code),
+                headerFields: context.head.fields,
+                body: context.sink.finish(),
+                effectiveURL: effectiveURL,
+                httpVersion: httpVersion(version),
+                connectionReused: connects == 0,
+                timings: timings(easy)
+            ))
+    }
+
+    private static func httpVersion(_ value: Int) -> HTTPVersion {
+        switch value {
+        case Int(CURL_HTTP_VERSION_1_0): .http1_0
+        case Int(CURL_HTTP_VERSION_1_1): .http1_1
+        case Int(CURL_HTTP_VERSION_2_0): .http2
+        case Int(CURL_HTTP_VERSION_3): .http3
+        default: .none
+        }
+    }
+
+    static func timings(_ easy: UnsafeMutableRawPointer) -> TransferTimings {
+        func micros(_ info: CURLINFO) -> Duration {
+            var value: curl_off_t = 0
+            _ = curlew_easy_getinfo_off(easy, info, &value)
+            return .microseconds(value)
+        }
+        return TransferTimings(
+            nameLookup: micros(CURLINFO_NAMELOOKUP_TIME_T),
+            connect: micros(CURLINFO_CONNECT_TIME_T),
+            tlsHandshake: micros(CURLINFO_APPCONNECT_TIME_T),
+            firstByte: micros(CURLINFO_STARTTRANSFER_TIME_T),
+            total: micros(CURLINFO_TOTAL_TIME_T)
+        )
+    }
+}

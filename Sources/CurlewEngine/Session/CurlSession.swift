@@ -1,0 +1,128 @@
+// Curlew — the public face of the libcurl engine.
+
+public import Logging
+import Synchronization
+
+import CCurlShims
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An HTTP client session: one libcurl multi handle driven by one dedicated event-loop thread.
+///
+/// Create one session per service and share it: it keeps connections alive and reuses them, pools
+/// easy handles, and runs thousands of transfers concurrently without blocking any Swift task.
+/// Cancelling the task that awaits ``execute(_:)`` aborts the transfer and closes its connection.
+///
+/// Call ``shutdown()`` when done. A session that is simply dropped shuts its loop down too: transfers
+/// still in flight fail with ``TransportError/Code/sessionShutDown`` and the thread exits.
+///
+/// Proxies: by default none is used and the `http_proxy`/`https_proxy`/`all_proxy`/`no_proxy`
+/// environment variables are **not** honoured; set ``SessionConfiguration/proxy`` to opt in.
+public final class CurlSession: HTTPTransport, Sendable {
+    /// The settings every transfer of this session uses.
+    public let configuration: SessionConfiguration
+    private let loop: EventLoop
+    private let stopped = Mutex(false)
+
+    /// Starts a session and its event-loop thread.
+    ///
+    /// - Throws: ``TransportError`` when libcurl cannot be initialised or the thread cannot start.
+    public init(
+        configuration: SessionConfiguration = SessionConfiguration(),
+        logger: Logger = Logger(label: "curlew.engine")
+    ) throws(TransportError) {
+        self.configuration = configuration
+        loop = try EventLoop(configuration: configuration, logger: logger)
+        try loop.start()
+    }
+
+    deinit {
+        // The loop thread never holds the session, so this runs on a caller's thread unless the last
+        // reference was dropped by code the loop resumed; joining from the loop thread would deadlock.
+        let alreadyStopped = stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !alreadyStopped else { return }
+        loop.requestShutdown()
+        if pthread_equal(pthread_self(), loop.thread) != 0 {
+            pthread_detach(loop.thread)
+        } else {
+            pthread_join(loop.thread, nil)
+        }
+    }
+
+    /// Sends the request and returns the complete response.
+    ///
+    /// The URL and header values are checked before anything is queued. Cancelling the calling task
+    /// aborts the transfer on the loop thread, closes its connection and throws
+    /// ``TransportError/Code/cancelled``.
+    ///
+    /// - Throws: ``TransportError`` for invalid input, transport failures, cancellation and shutdown.
+    public func execute(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
+        let transfer = Transfer(request: try PreparedRequest(request))
+        let loop = self.loop
+        let outcome = await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: Transfer.Continuation) in
+                guard transfer.attach(continuation) else { return }
+                if !loop.enqueue(.submit(transfer)) {
+                    transfer.finish(.failure(transfer.request.error(.sessionShutDown, "the session was shut down")))
+                }
+            }
+        } onCancel: {
+            // Must not block: flag the transfer and, if the loop has it, queue an abort.
+            if transfer.markCancelled() { loop.enqueue(.cancel(transfer)) }
+        }
+        return try outcome.get()
+    }
+
+    /// Cancels every transfer in flight, stops the event loop and joins its thread.
+    public func shutdown() async {
+        await loop.shutdown()
+        join()
+    }
+
+    /// Like ``shutdown()``, for code that cannot await; blocks until the loop thread has exited.
+    public func syncShutdown() {
+        loop.requestShutdown()
+        join()
+    }
+
+    private func join() {
+        let alreadyStopped = stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !alreadyStopped else { return }
+        if pthread_equal(pthread_self(), loop.thread) != 0 {
+            pthread_detach(loop.thread)
+        } else {
+            pthread_join(loop.thread, nil)
+        }
+    }
+
+    /// A snapshot of the engine's counters.
+    public var statistics: SessionStatistics {
+        let counters = loop.counters
+        return SessionStatistics(
+            activeTransfers: counters.activeTransfers.load(ordering: .relaxed),
+            pooledHandles: counters.pooledHandles.load(ordering: .relaxed),
+            handlesCreated: counters.handlesCreated.load(ordering: .relaxed),
+            bufferedBytes: counters.bufferedBytes.load(ordering: .relaxed),
+            peakBufferedBytes: counters.peakBufferedBytes.load(ordering: .relaxed),
+            largestTransferBuffer: counters.largestTransferBuffer.load(ordering: .relaxed),
+            completedTransfers: counters.completedTransfers.load(ordering: .relaxed),
+            failedTransfers: counters.failedTransfers.load(ordering: .relaxed),
+            cancelledTransfers: counters.cancelledTransfers.load(ordering: .relaxed),
+            connectionsOpened: counters.connectionsOpened.load(ordering: .relaxed),
+            socketsWatched: counters.socketsWatched.load(ordering: .relaxed),
+            epollControlCalls: counters.epollControlCalls.load(ordering: .relaxed),
+            loopCPUTime: loop.cpuTime
+        )
+    }
+
+    /// The libcurl build in use, e.g. `libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 brotli/1.0.9 zstd/1.5.4`.
+    public static var curlVersion: String { CurlGlobal.versionDescription }
+}

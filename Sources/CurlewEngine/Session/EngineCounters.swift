@@ -1,0 +1,29 @@
+// Curlew — counters the engine keeps about itself, readable from any thread.
+
+import Synchronization
+
+/// Live counters updated on the loop thread and read from anywhere (relaxed atomics: each value is
+/// exact on its own; a snapshot of several is not one instant).
+final class EngineCounters: Sendable {
+    let activeTransfers = Atomic<Int>(0)
+    let pooledHandles = Atomic<Int>(0)
+    let handlesCreated = Atomic<Int>(0)
+    let bufferedBytes = Atomic<Int>(0)
+    let peakBufferedBytes = Atomic<Int>(0)
+    let largestTransferBuffer = Atomic<Int>(0)
+    let completedTransfers = Atomic<Int>(0)
+    let failedTransfers = Atomic<Int>(0)
+    let cancelledTransfers = Atomic<Int>(0)
+    let connectionsOpened = Atomic<Int>(0)
+    let socketsWatched = Atomic<Int>(0)
+    let epollControlCalls = Atomic<Int>(0)
+
+    func bufferAdjust(by delta: Int) {
+        let now = bufferedBytes.add(delta, ordering: .relaxed).newValue
+        if now > peakBufferedBytes.load(ordering: .relaxed) { peakBufferedBytes.store(now, ordering: .relaxed) }
+    }
+
+    func noteTransferBuffer(_ bytes: Int) {
+        if bytes > largestTransferBuffer.load(ordering: .relaxed) { largestTransferBuffer.store(bytes, ordering: .relaxed) }
+    }
+}

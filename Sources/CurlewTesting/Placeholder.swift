@@ -1,0 +1,1 @@
+// Curlew — loopback test server (being written).

@@ -1,0 +1,1 @@
+// Curlew — provider tests.
