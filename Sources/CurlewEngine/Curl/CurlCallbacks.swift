@@ -3,7 +3,7 @@
 import CCurl
 
 /// libcurl's callbacks as `@convention(c)` functions without captures; their context arrives as an
-/// unretained pointer (the loop, or a transfer context that the loop's active table keeps alive).
+/// unretained pointer (the loop, a multi shard, or a transfer context that the loop's active table keeps alive).
 enum CurlCallbacks {
     static let write: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
         data, size, count, context in
@@ -30,14 +30,16 @@ enum CurlCallbacks {
         @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, Int32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
             -> Int32 = { _, socket, what, context, _ in
                 guard let context else { return 0 }
-                Unmanaged<EventLoop>.fromOpaque(context).takeUnretainedValue().watch(socket: socket, what: what)
+                let shard = Unmanaged<MultiShard>.fromOpaque(context).takeUnretainedValue()
+                shard.loop.watch(socket: socket, what: what, shard: shard.index)
                 return 0
             }
 
     static let timer: @convention(c) (UnsafeMutableRawPointer?, Int, UnsafeMutableRawPointer?) -> Int32 = {
         _, milliseconds, context in
         guard let context else { return 0 }
-        Unmanaged<EventLoop>.fromOpaque(context).takeUnretainedValue().setTimer(milliseconds: milliseconds)
+        let shard = Unmanaged<MultiShard>.fromOpaque(context).takeUnretainedValue()
+        shard.deadline = milliseconds < 0 ? nil : EventLoop.now() &+ UInt64(milliseconds) &* 1_000_000
         return 0
     }
 }

@@ -16,17 +16,19 @@ extension EventLoop {
             transfer.finish(.failure(transfer.request.error(.cancelled, "the task was cancelled")))
             return
         }
-        guard let multi = multiHandle, let defaults = handleDefaults, let handle = takeHandle(defaults) else {
+        guard let shard = shardForNewTransfer(), let defaults = handleDefaults, let handle = takeHandle(defaults) else {
             transfer.finish(.failure(transfer.request.error(.curl, "libcurl could not create an easy handle")))
             return
         }
         let context = TransferContext(
-            transfer: transfer, handle: handle, configuration: configuration, counters: counters)
+            transfer: transfer, handle: handle, shard: shard, configuration: configuration, counters: counters)
         context.applyRequest(defaults: defaults)
         handle.errorBuffer.pointee = 0
         insertActive(context)
-        let code = curl_multi_add_handle(multi, handle.raw)
-        if code != CURLM_OK {
+        let code = curl_multi_add_handle(shard.multi, handle.raw)
+        if code == CURLM_OK {
+            shard.active += 1
+        } else {
             let message = String(cString: curl_multi_strerror(code))
             removeActive(context)
             recycle(context)
@@ -45,10 +47,13 @@ extension EventLoop {
 
     /// Reads curl's completion messages and finishes those transfers (loop thread, outside callbacks).
     func collectFinished() {
-        guard let multi = multiHandle else { return }
+        for shard in allShards { collectFinished(shard) }
+    }
+
+    private func collectFinished(_ shard: MultiShard) {
         var easy: UnsafeMutableRawPointer?
         var code = CURLE_OK
-        while curlew_multi_info_read(multi, &easy, &code) == 1 {
+        while curlew_multi_info_read(shard.multi, &easy, &code) == 1 {
             guard let easy else { continue }
             var pointer: UnsafePointer<CChar>?
             guard curlew_easy_getinfo_string(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { continue }
@@ -73,7 +78,8 @@ extension EventLoop {
 
     /// Takes the handle out of the multi, returns it to the pool, then resumes the caller.
     func removeAndFinish(_ context: TransferContext, _ outcome: Transfer.Outcome) {
-        if let multi = multiHandle { curl_multi_remove_handle(multi, context.handle.raw) }
+        curl_multi_remove_handle(context.shard.multi, context.handle.raw)
+        context.shard.active -= 1
         var connects = 0
         _ = curlew_easy_getinfo_long(context.handle.raw, CURLINFO_NUM_CONNECTS, &connects)
         counters.connectionsOpened.add(connects, ordering: .relaxed)

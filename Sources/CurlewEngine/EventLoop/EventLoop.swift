@@ -42,10 +42,13 @@ final class EventLoop: @unchecked Sendable {
     private var cpuClock = clockid_t(0)
 
     // Loop thread only.
-    private var multi: UnsafeMutableRawPointer?
+    private var shards: [MultiShard] = []
+    /// Shards are used only without connection limits, which libcurl enforces per multi handle.
+    private var shardingAllowed: Bool { configuration.maxConnectionsPerHost == 0 && configuration.maxConnectionsTotal == 0 }
+    /// Most transfers per multi handle before another shard is opened.
+    static let shardSize = 256
     private let epollFD: Int32
     private var registry: SocketRegistry
-    private var timerDeadline: UInt64?
     private var active: [ObjectIdentifier: TransferContext] = [:]
     private var pool: EasyHandlePool
     private var defaults: HandleDefaults?
@@ -158,27 +161,16 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
             if wake { drainInbox() }
-            if let deadline = timerDeadline, Self.now() >= deadline {
-                timerDeadline = nil
-                socketAction(CURL_SOCKET_TIMEOUT, flags: 0)
-            }
+            fireTimers()
             collectFinished()
         }
         tearDown(reason: "the session was shut down")
     }
 
     private func setUp() -> Bool {
-        guard let multi = curl_multi_init() else { return false }
-        self.multi = multi
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        defaults = HandleDefaults(configuration, loop: me)
-        _ = curlew_multi_setopt_socket_callback(multi, CurlCallbacks.socket)
-        _ = curlew_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, me)
-        _ = curlew_multi_setopt_timer_callback(multi, CurlCallbacks.timer)
-        _ = curlew_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, me)
-        _ = curlew_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
-        _ = curlew_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxConnectionsTotal)
-        _ = curlew_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.effectiveIdleConnections)
+        guard let first = MultiShard(index: 0, loop: self, configuration: configuration) else { return false }
+        shards = [first]
+        defaults = HandleDefaults(configuration, loop: Unmanaged.passUnretained(self).toOpaque())
         var event = epoll_event()
         event.events = EPOLLIN.rawValue
         event.data.fd = wakeFD
@@ -186,9 +178,20 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func socketAction(_ fd: Int32, flags: Int32) {
-        guard let multi else { return }
-        var running: Int32 = 0
-        _ = curl_multi_socket_action(multi, fd, flags, &running)
+        let shard = registry.shard(of: fd)
+        guard shard < shards.count else { return }
+        shards[shard].action(fd, flags: flags)
+    }
+
+    private func fireTimers() {
+        var now: UInt64 = 0
+        for shard in shards {
+            guard let deadline = shard.deadline else { continue }
+            if now == 0 { now = Self.now() }
+            guard now >= deadline else { continue }
+            shard.deadline = nil
+            shard.action(CURL_SOCKET_TIMEOUT, flags: 0)
+        }
     }
 
     private static func curlFlags(_ events: UInt32) -> Int32 {
@@ -200,7 +203,11 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func timeoutMilliseconds() -> Int32 {
-        guard let deadline = timerDeadline else { return -1 }
+        var earliest: UInt64?
+        for shard in shards {
+            if let deadline = shard.deadline, deadline < (earliest ?? .max) { earliest = deadline }
+        }
+        guard let deadline = earliest else { return -1 }
         let now = Self.now()
         guard deadline > now else { return 0 }
         return Int32(clamping: (deadline - now + 999_999) / 1_000_000)
@@ -233,7 +240,17 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: Loop-thread accessors for the transfer bookkeeping in EventLoop+Transfers.swift
 
-    var multiHandle: UnsafeMutableRawPointer? { multi }
+    /// The shard a new transfer joins: the first with room, or a new one when all are full.
+    func shardForNewTransfer() -> MultiShard? {
+        guard shardingAllowed else { return shards.first }
+        if let shard = shards.first(where: { $0.active < Self.shardSize }) { return shard }
+        guard let shard = MultiShard(index: shards.count, loop: self, configuration: configuration) else {
+            return shards.min(by: { $0.active < $1.active })
+        }
+        shards.append(shard)
+        return shard
+    }
+    var allShards: [MultiShard] { shards }
     var handleDefaults: HandleDefaults? { defaults }
     func takeHandle(_ defaults: HandleDefaults) -> EasyHandle? { pool.take(defaults) }
     func returnHandle(_ handle: EasyHandle) {
@@ -252,20 +269,17 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: Curl callbacks (loop thread, inside curl calls)
 
-    func watch(socket: curl_socket_t, what: Int32) {
+    func watch(socket: curl_socket_t, what: Int32, shard: Int) {
         switch what {
-        case CURL_POLL_IN: registry.want(socket, events: EPOLLIN.rawValue)
-        case CURL_POLL_OUT: registry.want(socket, events: EPOLLOUT.rawValue)
-        case CURL_POLL_INOUT: registry.want(socket, events: EPOLLIN.rawValue | EPOLLOUT.rawValue)
-        default: registry.want(socket, events: 0)
+        case CURL_POLL_IN: registry.want(socket, events: EPOLLIN.rawValue, shard: shard)
+        case CURL_POLL_OUT: registry.want(socket, events: EPOLLOUT.rawValue, shard: shard)
+        case CURL_POLL_INOUT: registry.want(socket, events: EPOLLIN.rawValue | EPOLLOUT.rawValue, shard: shard)
+        default: registry.want(socket, events: 0, shard: shard)
         }
         counters.socketsWatched.store(registry.watched, ordering: .relaxed)
         counters.epollControlCalls.store(registry.controlCalls, ordering: .relaxed)
     }
 
-    func setTimer(milliseconds: Int) {
-        timerDeadline = milliseconds < 0 ? nil : Self.now() &+ UInt64(milliseconds) &* 1_000_000
-    }
 
     /// curl closes every socket through here, so the epoll set never watches a closed (or reused) fd.
     func closeSocket(_ socket: curl_socket_t) -> Int32 {
@@ -293,8 +307,8 @@ final class EventLoop: @unchecked Sendable {
             transfer.finish(.failure(transfer.request.error(.sessionShutDown, reason)))
         }
         pool.drain()
-        if let multi { curl_multi_cleanup(multi) }  // closes idle connections through closeSocket
-        multi = nil
+        for shard in shards { shard.cleanup() }  // closes idle connections through closeSocket
+        shards = []
         inbox.withLock { _ in
             close(wakeFD)
             close(epollFD)

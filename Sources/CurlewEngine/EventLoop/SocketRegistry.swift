@@ -17,6 +17,7 @@ struct SocketRegistry {
     private struct Entry {
         var registered: UInt32 = 0
         var wanted: UInt32 = 0
+        var shard: Int32 = 0
     }
 
     private var entries: [Entry] = []
@@ -28,12 +29,13 @@ struct SocketRegistry {
         self.epoll = epoll
     }
 
-    /// curl wants `events` (0 to stop) on `fd`.
-    mutating func want(_ fd: Int32, events: UInt32) {
+    /// curl (the multi handle of `shard`) wants `events` (0 to stop) on `fd`.
+    mutating func want(_ fd: Int32, events: UInt32, shard: Int) {
         guard fd >= 0 else { return }
         let index = Int(fd)
         if index >= entries.count { entries.append(contentsOf: repeatElement(Entry(), count: index + 1 - entries.count + 64)) }
         entries[index].wanted = events
+        entries[index].shard = Int32(shard)
         guard events != 0, entries[index].registered != events else { return }
         let operation = entries[index].registered == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
         if control(Int32(operation), fd, events) {
@@ -49,6 +51,13 @@ struct SocketRegistry {
         if entries[index].wanted != 0 { return true }
         if entries[index].registered != 0 { forget(fd) }
         return false
+    }
+
+    /// The shard whose multi handle owns `fd`.
+    func shard(of fd: Int32) -> Int {
+        let index = Int(fd)
+        guard index >= 0, index < entries.count else { return 0 }
+        return Int(entries[index].shard)
     }
 
     /// Stops watching `fd` now; called before curl closes it.

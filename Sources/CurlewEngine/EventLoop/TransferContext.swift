@@ -11,6 +11,8 @@ import HTTPTypes
 final class TransferContext {
     let transfer: Transfer
     let handle: EasyHandle
+    /// The multi handle running this transfer.
+    let shard: MultiShard
     var headerList: UnsafeMutablePointer<curl_slist>?
     /// For tiny bodies only: a malloc'd copy whose address stays put while curl sends it.
     var ownedBody: UnsafeMutableRawPointer?
@@ -24,9 +26,13 @@ final class TransferContext {
     var reportedBufferBytes = 0
     let counters: EngineCounters
 
-    init(transfer: Transfer, handle: EasyHandle, configuration: SessionConfiguration, counters: EngineCounters) {
+    init(
+        transfer: Transfer, handle: EasyHandle, shard: MultiShard, configuration: SessionConfiguration,
+        counters: EngineCounters
+    ) {
         self.transfer = transfer
         self.handle = handle
+        self.shard = shard
         self.head = ResponseHeadParser(maxHeadBytes: configuration.maxResponseHeaderSize)
         self.sink = MemoryBodySink()
         self.maxBodyBytes = configuration.maxResponseBodySize

@@ -48,8 +48,8 @@ public struct SessionConfiguration: Sendable, Hashable {
     public var proxy: Proxy = .none
     /// Enable TCP keep-alive probes on idle connections. Default on.
     public var tcpKeepAlive: Bool = true
-    /// libcurl's receive buffer size in bytes (curl's default is 16 KiB). Default 64 KiB.
-    public var receiveBufferSize: Int = 64 * 1024
+    /// libcurl's receive buffer size in bytes (curl's default). Default 16 KiB.
+    public var receiveBufferSize: Int = 16 * 1024
 
     /// The default configuration.
     public init() {}

@@ -1,0 +1,36 @@
+# Curlew — build, test and demo entry points. `make demo` and `make test` are the quick start.
+
+SWIFT ?= swift
+APT_PACKAGES = libcurl4-openssl-dev zlib1g-dev
+# Heavy tests (thousands of sockets) are skipped under the thread sanitizer, which is ~10x slower.
+TSAN_ENV = CURLEW_SKIP_HEAVY=1
+
+.PHONY: all deps build test test-tsan demo clean
+
+all: build
+
+# Installs the system headers the C layer needs, only when they are missing.
+deps:
+	@if [ ! -f /usr/include/x86_64-linux-gnu/curl/curl.h ] && [ ! -f /usr/include/curl/curl.h ] || [ ! -f /usr/include/zlib.h ]; then \
+		echo "Installing $(APT_PACKAGES)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(APT_PACKAGES); \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+# `swift build` also builds the Snippets, so the docs' examples cannot rot.
+test: deps
+	$(SWIFT) build
+	$(SWIFT) test
+
+test-tsan: deps
+	$(TSAN_ENV) $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
+demo: deps
+	$(SWIFT) run -c release curlew-demo
+
+clean:
+	rm -rf .build .build-tsan
