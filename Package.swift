@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Curlew", targets: ["Curlew"]),
+        .library(name: "CurlewEngine", targets: ["CurlewEngine"]),
         .library(name: "CurlewTesting", targets: ["CurlewTesting"]),
         .executable(name: "curlew-demo", targets: ["CurlewDemo"]),
     ],

@@ -11,8 +11,13 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "engine-load",
-            dependencies: [.product(name: "Curlew", package: "Curlew")],
+            dependencies: [.product(name: "CurlewEngine", package: "Curlew")],
             path: "Sources/engine-load"
+        ),
+        .executableTarget(
+            name: "engine-cancel",
+            dependencies: [.product(name: "CurlewEngine", package: "Curlew")],
+            path: "Sources/engine-cancel"
         ),
     ],
     swiftLanguageModes: [.v6]

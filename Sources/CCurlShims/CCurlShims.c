@@ -3,6 +3,8 @@
 #include "CCurlShims.h"
 #include <signal.h>
 #include <pthread.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 CURLcode curlew_easy_setopt_long(CURL *easy, CURLoption option, long value) {
     return curl_easy_setopt(easy, option, value);
@@ -71,4 +73,8 @@ void curlew_ignore_sigpipe(void) {
 
 void curlew_set_thread_name(const char *name) {
     pthread_setname_np(pthread_self(), name);
+}
+
+int curlew_thread_id(void) {
+    return (int)syscall(SYS_gettid);
 }

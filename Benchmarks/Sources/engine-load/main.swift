@@ -1,7 +1,7 @@
 // Curlew — drives one engine session with N requests in flight and reports throughput and loop CPU.
 //
 // usage: engine-load URL CONCURRENCY TOTAL [--provider]
-import Curlew
+import CurlewEngine
 import Foundation
 
 let arguments = CommandLine.arguments

@@ -33,6 +33,9 @@ int curlew_multi_info_read(CURLM *multi, CURL **easy, CURLcode *result);
 /// Names the calling thread (shown by `top -H`, gdb and perf).
 void curlew_set_thread_name(const char *name);
 
+/// The calling thread's kernel thread id.
+int curlew_thread_id(void);
+
 /// Ignores SIGPIPE process-wide, once: a write to a peer-closed socket must return EPIPE, not kill.
 void curlew_ignore_sigpipe(void);
 

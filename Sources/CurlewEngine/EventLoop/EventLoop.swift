@@ -40,6 +40,8 @@ final class EventLoop: @unchecked Sendable {
     private let wakeFD: Int32
     private(set) var thread = pthread_t()
     private var cpuClock = clockid_t(0)
+    /// The loop thread's kernel thread id, once it runs (for tests and diagnostics).
+    let kernelThreadID = Atomic<Int32>(0)
 
     // Loop thread only.
     private var shards: [MultiShard] = []
@@ -138,6 +140,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func run() {
         curlew_set_thread_name("curlew-loop")
+        kernelThreadID.store(curlew_thread_id(), ordering: .relaxed)
         guard setUp() else {
             tearDown(reason: "libcurl could not create a multi handle")
             return

@@ -123,6 +123,9 @@ public final class CurlSession: HTTPTransport, Sendable {
         )
     }
 
+    /// The loop thread's kernel thread id (0 until it has started); lets tests see the thread exit.
+    var loopThreadID: Int32 { loop.kernelThreadID.load(ordering: .relaxed) }
+
     /// The libcurl build in use, e.g. `libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 brotli/1.0.9 zstd/1.5.4`.
     public static var curlVersion: String { CurlGlobal.versionDescription }
 }

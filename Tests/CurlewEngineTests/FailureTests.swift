@@ -1,0 +1,218 @@
+// Curlew — every way an exchange can fail ends in a typed error, never a crash or a silent success.
+
+import CurlewEngine
+import CurlewTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+@Suite struct FailureTests {
+    @Test func connectionRefused() async throws {
+        let session = try CurlSession()
+        let error = await transportError {
+            try await session.execute(TransportRequest(url: "http://127.0.0.1:\(closedPort())/"))
+        }
+        #expect(error?.code == .cannotConnect)
+        #expect(error?.curlCode == 7)
+        #expect(error?.message.isEmpty == false)
+        await session.shutdown()
+    }
+
+    @Test func dnsFailure() async throws {
+        let session = try CurlSession()
+        let error = await transportError {
+            try await session.execute(TransportRequest(url: "http://no-such-host.invalid/"))
+        }
+        #expect(error?.code == .dnsFailure)
+        #expect(error?.curlCode == 6)
+        #expect(error?.url == "http://no-such-host.invalid/")
+        await session.shutdown()
+    }
+
+    @Test func connectTimeout() async throws {
+        // A listener that never accepts, its backlog already full: the kernel drops further SYNs.
+        let listener = try FullBacklogListener()
+        defer { listener.close() }
+        var configuration = SessionConfiguration()
+        configuration.connectTimeout = .milliseconds(300)
+        let session = try CurlSession(configuration: configuration)
+        let error = await transportError {
+            try await session.execute(TransportRequest(url: "http://127.0.0.1:\(listener.port)/"))
+        }
+        #expect(error?.code == .timedOut)
+        #expect(error?.timeout == .connect)
+        await session.shutdown()
+    }
+
+    @Test func totalTimeout() async throws {
+        var configuration = SessionConfiguration()
+        configuration.totalTimeout = .milliseconds(300)
+        try await withServerAndSession(configuration: configuration, handler: { _ in .hang }) { server, session in
+            let error = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            #expect(error?.code == .timedOut)
+            #expect(error?.timeout == .total)
+            #expect(error?.curlCode == 28)
+        }
+    }
+
+    @Test func lowSpeedTimeout() async throws {
+        var configuration = SessionConfiguration()
+        configuration.lowSpeedLimit = 1000
+        configuration.lowSpeedTime = .seconds(1)
+        let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n".utf8)
+        let handler: @Sendable (ServerRequest) async -> ServerReply = { _ in
+            .drip(head: head, chunk: [0x41], interval: .milliseconds(400), count: 100, after: .close)
+        }
+        try await withServerAndSession(configuration: configuration, handler: handler) { server, session in
+            let error = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            #expect(error?.code == .timedOut)
+            #expect(error?.timeout == .lowSpeed)
+        }
+    }
+
+    @Test func serverClosesMidBody() async throws {
+        let raw = Array("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789".utf8)
+        try await withServerAndSession(handler: { _ in .raw(raw, after: .close) }) { server, session in
+            let error = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            #expect(error?.code == .connectionClosed)
+            #expect(error?.curlCode == 18)
+            // The reservation followed Content-Length, capped at the body limit and 1 MiB.
+            #expect(session.statistics.largestTransferBuffer == 1000)
+        }
+    }
+
+    @Test func chunkedBodyCutShort() async throws {
+        let raw = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n5\r\nwo".utf8)
+        try await withServerAndSession(handler: { _ in .raw(raw, after: .close) }) { server, session in
+            let error = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            #expect(error?.code == .connectionClosed)
+        }
+    }
+
+    @Test func serverResetsMidBody() async throws {
+        let raw = Array("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n".utf8) + [UInt8](repeating: 0x61, count: 5000)
+        try await withServerAndSession(handler: { _ in .raw(raw, after: .reset) }) { server, session in
+            let error = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            #expect(error?.code == .connectionReset || error?.code == .connectionClosed)
+        }
+    }
+
+    @Test func serverClosesWithoutResponse() async throws {
+        try await withServerAndSession(handler: { _ in .raw([], after: .close) }) { server, session in
+            let error = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            #expect(error?.code == .connectionClosed)
+            #expect(error?.curlCode == 52)
+        }
+    }
+
+    @Test func lyingContentLengthReservesAtMostOneMebibyte() async throws {
+        let raw = Array("HTTP/1.1 200 OK\r\nContent-Length: 50000000\r\n\r\n0123456789".utf8)
+        try await withServerAndSession(handler: { _ in .raw(raw, after: .close) }) { server, session in
+            let error = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            #expect(error?.code == .connectionClosed)
+            #expect(session.statistics.largestTransferBuffer == 1 << 20)
+            #expect(session.statistics.bufferedBytes == 0)
+        }
+    }
+
+    @Test func encodedBodyDoesNotReserveFromContentLength() async throws {
+        let compressed = Compression.gzip(Array(repeating: 0x62, count: 100))
+        let handler: @Sendable (ServerRequest) async -> ServerReply = { _ in
+            .respond(status: 200, headers: [("Content-Encoding", "gzip"), ("Content-Length", "900000")], body: compressed)
+        }
+        try await withServerAndSession(handler: handler) { server, session in
+            _ = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            // Grown from what arrived (4 KiB minimum), not reserved from the announced 900,000 bytes.
+            #expect(session.statistics.largestTransferBuffer <= 4096)
+        }
+    }
+
+    @Test func twoDifferentContentLengthsAreRejected() async throws {
+        let raw = Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nhello".utf8)
+        try await withServerAndSession(handler: { _ in .raw(raw, after: .keepOpen) }) { server, session in
+            let error = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            #expect(error?.code == .invalidResponse)
+            #expect(error?.message.contains("Content-Length") == true)
+        }
+    }
+
+    @Test func headTooLarge() async throws {
+        var configuration = SessionConfiguration()
+        configuration.maxResponseHeaderSize = 8 * 1024
+        let headers = (0..<20).map { ("X-Filler-\($0)", String(repeating: "v", count: 1000)) }
+        let handler: @Sendable (ServerRequest) async -> ServerReply = { _ in .respond(status: 200, headers: headers) }
+        try await withServerAndSession(configuration: configuration, handler: handler) { server, session in
+            let error = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            #expect(error?.code == .headersTooLarge)
+        }
+    }
+
+    @Test func tlsFailureCarriesCurlsMessage() async throws {
+        // A plain-HTTP server cannot complete a TLS handshake.
+        try await withServerAndSession(handler: { _ in .text("not tls") }) { server, session in
+            let error = await transportError {
+                try await session.execute(TransportRequest(url: "https://127.0.0.1:\(server.port)/"))
+            }
+            #expect(error?.code == .tlsFailure)
+            #expect(error?.curlCode == 35)
+            #expect(error?.message.isEmpty == false)
+        }
+    }
+
+    @Test(arguments: [
+        "HTTP/1.1 abc OK\r\n\r\n",
+        "garbage\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 12abc\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 10\r\n\r\nnot gzip!!",
+        "HTTP/1.1 999 Whatever\r\nContent-Length: 0\r\n\r\n",
+    ])
+    func malformedResponsesFailWithoutCrashing(raw: String) async throws {
+        try await withServerAndSession(handler: { _ in .raw(Array(raw.utf8), after: .close) }) { server, session in
+            do {
+                let response = try await session.execute(TransportRequest(url: server.url("/")))
+                // The only one libcurl accepts is a three-digit status it does not know.
+                #expect(response.status.code == 999)
+            } catch {
+                #expect(error.code != .curl || error.curlCode != nil)
+            }
+            // The session is still healthy.
+            #expect(session.statistics.activeTransfers == 0)
+        }
+    }
+}
+
+/// A loopback listener that never accepts and whose backlog is full, so new connects hang.
+struct FullBacklogListener {
+    let port: Int
+    private let fds: [Int32]
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        listen(listener, 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        var fds = [listener]
+        for _ in 0..<4 {
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            fds.append(client)
+        }
+        self.fds = fds
+        usleep(50_000)
+    }
+
+    func close() { for fd in fds { _ = Glibc.close(fd) } }
+}

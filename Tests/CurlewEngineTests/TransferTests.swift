@@ -1,0 +1,83 @@
+// Curlew — the hand-over between a task and the loop resumes exactly once, without sockets.
+
+@testable import CurlewEngine
+import HTTPTypes
+import Synchronization
+import Testing
+
+@Suite struct TransferTests {
+    func makeTransfer() throws -> Transfer {
+        Transfer(request: try PreparedRequest(TransportRequest(url: "http://127.0.0.1:1/")))
+    }
+
+    @Test func cancelledBeforeAttachResumesAtOnceWithCancellation() async throws {
+        let transfer = try makeTransfer()
+        #expect(transfer.markCancelled() == false)  // nothing for the loop to abort yet
+        let attached = Mutex<Bool?>(nil)
+        let outcome = await withUnsafeContinuation { continuation in
+            attached.withLock { $0 = transfer.attach(continuation) }
+        }
+        #expect(attached.withLock { $0 } == false)
+        guard case .failure(let error) = outcome else { return Issue.record("expected failure") }
+        #expect(error.code == .cancelled)
+    }
+
+    @Test func finishResumesOnceAndLaterCallsDoNothing() async throws {
+        let transfer = try makeTransfer()
+        let outcome = await withUnsafeContinuation { continuation in
+            #expect(transfer.attach(continuation))
+            transfer.finish(.success(TransportResponse(status: .ok)))
+            transfer.finish(.failure(TransportError(.curl, message: "second")))  // ignored
+        }
+        guard case .success(let response) = outcome else { return Issue.record("expected success") }
+        #expect(response.status == .ok)
+        #expect(transfer.markCancelled() == false)  // already finished: nothing to abort
+    }
+
+    @Test func cancelAfterAttachAsksTheLoopToAbort() async throws {
+        let transfer = try makeTransfer()
+        let outcome = await withUnsafeContinuation { continuation in
+            #expect(transfer.attach(continuation))
+            #expect(transfer.markCancelled() == true)
+            #expect(transfer.isCancelled)
+            transfer.finish(.failure(TransportError(.cancelled, message: "aborted")))
+        }
+        guard case .failure(let error) = outcome else { return Issue.record("expected failure") }
+        #expect(error.code == .cancelled)
+    }
+
+    @Test func headParserKeepsFinalHeadOnly() {
+        var parser = ResponseHeadParser(maxHeadBytes: 1024)
+        func feed(_ line: String) -> ResponseHeadParser.Event {
+            Array(line.utf8).withUnsafeBytes { parser.consume($0) }
+        }
+        #expect(feed("HTTP/1.1 100 Continue\r\n") == .more)
+        #expect(feed("\r\n") == .more)
+        #expect(feed("HTTP/1.1 200 OK\r\n") == .more)
+        #expect(feed("Content-Length:  5 \r\n") == .more)
+        #expect(feed("X-A: 1\r\n") == .more)
+        #expect(feed("\r\n") == .complete)
+        #expect(feed("X-Trailer: ignored\r\n") == .more)
+        #expect(parser.statusCode == 200)
+        #expect(parser.contentLength == 5)
+        #expect(parser.fields.count == 2)
+        #expect(parser.fields[HTTPField.Name("X-A")!] == "1")
+    }
+
+    @Test func headParserRejectsConflictingLengthsAndOversizedHeads() {
+        var parser = ResponseHeadParser(maxHeadBytes: 40)
+        func feed(_ line: String) -> ResponseHeadParser.Event {
+            Array(line.utf8).withUnsafeBytes { parser.consume($0) }
+        }
+        #expect(feed("HTTP/1.1 200 OK\r\n") == .more)
+        #expect(feed("Content-Length: 5\r\n") == .more)
+        guard case .failure(let code, _) = feed("Content-Length: 6\r\n") else {
+            return Issue.record("expected failure")
+        }
+        #expect(code == .invalidResponse)
+        var small = ResponseHeadParser(maxHeadBytes: 20)
+        let result = Array("HTTP/1.1 200 OK\r\nX-Long: 0123456789\r\n".utf8).withUnsafeBytes { small.consume($0) }
+        guard case .failure(let tooLarge, _) = result else { return Issue.record("expected failure") }
+        #expect(tooLarge == .headersTooLarge)
+    }
+}
