@@ -40,7 +40,7 @@ import Testing
             try await session.execute(TransportRequest(url: "http://127.0.0.1:\(listener.port)/"))
         }
         #expect(error?.code == .timedOut)
-        #expect(error?.timeout == .connect)
+        #expect(error?.timeout == .connect, "\(String(describing: error))")
         await session.shutdown()
     }
 
@@ -174,7 +174,7 @@ import Testing
                 let response = try await session.execute(TransportRequest(url: server.url("/")))
                 // The only one libcurl accepts is a three-digit status it does not know.
                 #expect(response.status.code == 999)
-            } catch {
+            } catch let error as TransportError {
                 #expect(error.code != .curl || error.curlCode != nil)
             }
             // The session is still healthy.

@@ -28,14 +28,17 @@ func withServerAndSession<T>(
 
 /// Expects `operation` to throw a TransportError and returns it.
 func transportError(
-    _ operation: () async throws(TransportError) -> TransportResponse, sourceLocation: SourceLocation = #_sourceLocation
+    _ operation: () async throws -> TransportResponse, sourceLocation: SourceLocation = #_sourceLocation
 ) async -> TransportError? {
     do {
         let response = try await operation()
         Issue.record("expected a TransportError, got status \(response.status.code)", sourceLocation: sourceLocation)
         return nil
-    } catch {
+    } catch let error as TransportError {
         return error
+    } catch {
+        Issue.record("expected a TransportError, got \(error)", sourceLocation: sourceLocation)
+        return nil
     }
 }
 

@@ -48,6 +48,7 @@ enum ErrorMapping {
     private static func whichTimeout(_ text: String) -> TransportError.Timeout {
         if text.hasPrefix("Operation too slow") { return .lowSpeed }
         if text.hasPrefix("Connection timed out") || text.hasPrefix("Resolving timed out")
+            || text.hasPrefix("Failed to connect")
             || text.hasPrefix("SSL connection timeout")
         {
             return .connect

@@ -1,0 +1,131 @@
+// Curlew — a real HTTP/1.1 server on loopback for tests and demos.
+
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A real HTTP/1.1 server on 127.0.0.1, started in-process on port 0 and stopped by ``shutdown()``.
+///
+/// Every request is read completely and handed to an async handler, whose ``ServerReply`` may be a
+/// normal response or a byte-level fault (a lying `Content-Length`, a close or reset mid-body, a
+/// stall). Handlers run concurrently; replies on one connection keep their order.
+public final class LocalHTTPServer: Sendable {
+    /// Answers one request.
+    public typealias Handler = @Sendable (ServerRequest) async -> ServerReply
+
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: any Channel
+    let state: ServerState
+
+    /// The port the server listens on.
+    public let port: Int
+
+    /// `http://127.0.0.1:PORT`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// The base URL followed by `path`.
+    public func url(_ path: String) -> String { baseURL + path }
+
+    private init(group: MultiThreadedEventLoopGroup, channel: any Channel, state: ServerState, port: Int) {
+        self.group = group
+        self.channel = channel
+        self.state = state
+        self.port = port
+    }
+
+    /// Starts listening and routes every request through `handler`.
+    public static func start(host: String = "127.0.0.1", port: Int = 0, handler: @escaping Handler) async throws
+        -> LocalHTTPServer
+    {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let state = ServerState()
+        do {
+            let channel = try await ServerBootstrap(group: group)
+                .serverChannelOption(ChannelOptions.backlog, value: 8192)
+                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+                        try channel.pipeline.syncOperations.addHandler(ConnectionHandler(state: state, handler: handler))
+                    }
+                }
+                .bind(host: host, port: port).get()
+            guard let boundPort = channel.localAddress?.port else {
+                try? await channel.close()
+                throw ServerError.noPort
+            }
+            return LocalHTTPServer(group: group, channel: channel, state: state, port: boundPort)
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+    }
+
+    /// Closes the listener and every connection. Calling it again does nothing.
+    public func shutdown() async throws {
+        guard state.markStopped() else { return }
+        try? await channel.close()
+        try await group.shutdownGracefully()
+    }
+
+    /// A snapshot of the server's counters.
+    public var statistics: ServerStatistics { state.statistics }
+
+    /// Every request received so far, in order (the most recent 10,000).
+    public var requests: [ServerRequest] { state.requests }
+
+    /// Forgets the recorded requests (counters are kept).
+    public func resetRecording() { state.resetRecording() }
+
+    enum ServerError: Error {
+        case noPort
+    }
+}
+
+/// The server's shared counters and recordings.
+final class ServerState: Sendable {
+    private struct Values {
+        var statistics = ServerStatistics()
+        var requests: [ServerRequest] = []
+        var stopped = false
+    }
+
+    private let values = Mutex(Values())
+
+    var statistics: ServerStatistics { values.withLock { $0.statistics } }
+    var requests: [ServerRequest] { values.withLock { $0.requests } }
+
+    func resetRecording() { values.withLock { $0.requests.removeAll() } }
+
+    func markStopped() -> Bool {
+        values.withLock { values in
+            defer { values.stopped = true }
+            return !values.stopped
+        }
+    }
+
+    func connectionOpened() -> Int {
+        values.withLock { values in
+            values.statistics.connectionsAccepted += 1
+            values.statistics.connectionsOpen += 1
+            return values.statistics.connectionsAccepted
+        }
+    }
+
+    func connectionClosed() {
+        values.withLock { values in
+            values.statistics.connectionsOpen -= 1
+            values.statistics.connectionsClosed += 1
+        }
+    }
+
+    func record(_ request: ServerRequest) {
+        values.withLock { values in
+            values.statistics.requestsReceived += 1
+            if values.requests.count >= 10_000 { values.requests.removeFirst(1000) }
+            values.requests.append(request)
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Curlew — loopback test server (being written).
