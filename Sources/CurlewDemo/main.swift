@@ -3,59 +3,88 @@
 import Curlew
 import CurlewTesting
 import Foundation
+import Logging
+
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardOutput(label: label)
+    handler.logLevel = .info
+    return handler
+}
 
 let server = try await DemoAPI.start()
-print("Embedded demo API listening on \(server.baseURL)")
+DemoTarget.base = server.baseURL
+print("Embedded demo API listening on \(server.baseURL)\n")
 
 func section(_ title: String) { print("\n== \(title) ==") }
-func text(_ response: TransportResponse) -> String { String(decoding: response.body, as: UTF8.self) }
 
+// 1. The engine on its own.
 section("1. The engine: CurlSession.execute")
 let session = try CurlSession()
 let zen = try await session.execute(TransportRequest(url: server.url("/zen")))
-print("GET /zen -> \(zen.status.code) \(zen.httpVersion.rawValue): \"\(text(zen))\"")
-print("   new connection, total \(zen.timings.total), first byte after \(zen.timings.firstByte)")
+print("GET /zen -> \(zen.status.code) \(zen.httpVersion.rawValue): \"\(String(decoding: zen.body, as: UTF8.self))\"")
+print("   connection reused: \(zen.connectionReused), total \(zen.timings.total), first byte \(zen.timings.firstByte)")
 let again = try await session.execute(TransportRequest(url: server.url("/zen")))
-print("GET /zen again -> connection reused: \(again.connectionReused), total \(again.timings.total)")
+print("GET /zen again -> connection reused: \(again.connectionReused)")
 
-section("2. JSON and status codes")
-let profile = try await session.execute(TransportRequest(url: server.url("/users/octocat")))
-print("GET /users/octocat -> \(profile.status.code) \(profile.headerFields[.contentType] ?? ""): \(text(profile))")
-let login = try TransportRequest(
-    url: server.url("/login"), method: .post, headers: [("Content-Type", "application/json")],
-    body: .string(#"{"username":"octocat","password":"guess"}"#))
-let denied = try await session.execute(login)
-print("POST /login (wrong password) -> \(denied.status.code): \(text(denied))")
-let broken = try await session.execute(TransportRequest(url: server.url("/broken")))
-print("GET /broken -> \(broken.status.code), \(broken.body.count) bytes of HTML")
+// 2. Typed targets through the provider.
+section("2. A provider over a target enum")
+let provider = Provider<DemoTarget>(session: session)
+let profile = try await provider.request(.userProfile("octocat"))
+print("GET /users/octocat -> \(profile.statusCode), \(profile.data.count) bytes")
+let user = try profile.map(DemoUser.self)
+print("   decoded: \(user.login) (\(user.name)), \(user.publicRepos) public repos")
+let repos = try await provider.request(.userRepositories("octocat")).map([DemoRepo].self)
+print("GET /users/octocat/repos -> \(repos.map(\.name).joined(separator: ", "))")
 
-section("3. Bad input is refused before anything is sent")
-do {
-    _ = try TransportRequest(url: server.url("/zen"), headers: [("X-Injected", "a\r\nEvil: yes")])
-} catch {
-    print("header with CR/LF -> \(error)")
+// 3. ApiResult: success, an expected API error, an unexpected one.
+section("3. ApiResult by status code")
+for (label, target) in [
+    ("login with the right password", DemoTarget.login(username: "octocat", password: "hunter2")),
+    ("login with a wrong password", DemoTarget.login(username: "octocat", password: "guess")),
+    ("an endpoint that fails with an HTML 500", DemoTarget.broken),
+] {
+    let result = try await provider.request(target, as: DemoToken.self)
+    switch result {
+    case .success(let token, let response):
+        print("\(label): \(response.statusCode) success, token \(token.token.prefix(8))…, expires in \(token.expiresIn) s")
+    case .failure(let message, let response):
+        print("\(label): \(response.statusCode) API error: \"\(message.errorMessage)\"")
+    case .unexpected(let error, let response):
+        print("\(label): \(response.statusCode) unexpected: \(error.message) (\(error.body.count) raw bytes kept)")
+    }
 }
-do {
-    _ = try await session.execute(TransportRequest(url: "ftp://127.0.0.1/file"))
-} catch {
-    print("ftp:// URL -> \(error)")
-}
 
-section("4. Cancelling a slow call")
+// 4. Stubs: the same targets answered from sample data, no network.
+section("4. A stubbed provider")
+let stubbed = Provider<DemoTarget>(stubClosure: Provider.immediatelyStub)
+let stubbedZen = try await stubbed.request(.zen).mapString()
+print("stubbed GET /zen -> \"\(stubbedZen)\"")
+
+// 5. The logger plugin, with a reproducible curl command and redacted secrets.
+section("5. The logger plugin")
+var loggerConfiguration = NetworkLoggerPlugin.Configuration(logOptions: [.formatRequestAscURL])
+loggerConfiguration.logger = Logger(label: "demo.network")
+let logged = Provider<DemoTarget>(
+    session: session,
+    plugins: [
+        NetworkLoggerPlugin(configuration: loggerConfiguration),
+        AccessTokenPlugin(tokenClosure: { _, _ in "s3cr3t-token" }),
+    ])
+_ = try await logged.request(.userProfile("octocat"))
+
+// 6. Cancelling a slow call frees its connection at once.
+section("6. Cancelling a slow call")
 let started = ContinuousClock.now
-let slow = Task { try await session.execute(TransportRequest(url: server.url("/slow"))) }
+let slow = Task { try await provider.request(.slow) }
 try await Task.sleep(for: .milliseconds(200))
-let cancelledAt = ContinuousClock.now
 slow.cancel()
 do {
     _ = try await slow.value
     print("the slow call finished?")
-} catch {
-    print("cancelled \(ContinuousClock.now - cancelledAt) after cancel() (\(ContinuousClock.now - started) in all): \(error)")
+} catch let error as CurlewError where error.isCancellation {
+    print("cancelled after \(ContinuousClock.now - started): \(error)")
 }
 
-let statistics = session.statistics
-print("\nSession: \(statistics.completedTransfers) responses, \(statistics.connectionsOpened) connections opened, loop CPU \(statistics.loopCPUTime)")
 await session.shutdown()
 try await server.shutdown()
-print("Done.")
+print("\nDone.")

@@ -20,7 +20,8 @@ enum ErrorMapping {
         case CURLE_COULDNT_CONNECT:
             return make(.cannotConnect, curlText)
         case CURLE_OPERATION_TIMEDOUT:
-            return make(.timedOut, curlText, timeout: whichTimeout(curlText))
+            let total = request.timeout ?? configuration.totalTimeout
+            return make(.timedOut, curlText, timeout: whichTimeout(curlText, total: total, connect: configuration.connectTimeout))
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_NOTFOUND,
@@ -44,15 +45,16 @@ enum ErrorMapping {
         }
     }
 
-    /// curl reports every timeout as CURLE_OPERATION_TIMEDOUT; its message says which one expired.
-    private static func whichTimeout(_ text: String) -> TransportError.Timeout {
+    /// curl reports every timeout as CURLE_OPERATION_TIMEDOUT; its message says in which phase. During
+    /// connecting curl waits for the sooner of the two deadlines, so a total timeout no longer than the
+    /// connect timeout is the one that expired.
+    static func whichTimeout(_ text: String, total: Duration?, connect: Duration) -> TransportError.Timeout {
         if text.hasPrefix("Operation too slow") { return .lowSpeed }
-        if text.hasPrefix("Connection timed out") || text.hasPrefix("Resolving timed out")
-            || text.hasPrefix("Failed to connect")
-            || text.hasPrefix("SSL connection timeout")
-        {
-            return .connect
-        }
-        return .total
+        let connecting =
+            text.hasPrefix("Connection timed out") || text.hasPrefix("Resolving timed out")
+            || text.hasPrefix("Failed to connect") || text.hasPrefix("SSL connection timeout")
+        guard connecting else { return .total }
+        if let total, total <= connect { return .total }
+        return .connect
     }
 }

@@ -1,0 +1,17 @@
+// Curlew — what a stubbed endpoint answers.
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// The answer a stubbed request gets.
+public enum EndpointSampleResponse: Sendable {
+    /// A status code and body.
+    case networkResponse(Int, Data)
+    /// A full response: status code, header fields and body.
+    case response(status: Int, headers: [String: String], data: Data)
+    /// A failure, as if the network had failed.
+    case networkError(any Error)
+}

@@ -1,0 +1,55 @@
+// Curlew — adds an access token to the requests of targets that ask for one.
+
+/// How a target wants to be authorised.
+public enum AuthorizationType: Sendable, Hashable {
+    /// `Authorization: Bearer <token>`.
+    case bearer
+    /// `Authorization: Basic <token>` (the token is the already-encoded credentials).
+    case basic
+    /// `Authorization: <scheme> <token>`.
+    case custom(String)
+
+    /// The scheme word sent before the token.
+    public var value: String {
+        switch self {
+        case .bearer: "Bearer"
+        case .basic: "Basic"
+        case .custom(let scheme): scheme
+        }
+    }
+}
+
+/// A target that opts in to ``AccessTokenPlugin``.
+public protocol AccessTokenAuthorizable: TargetType {
+    /// The authorisation this target needs, or nil for none.
+    var authorizationType: AuthorizationType? { get }
+}
+
+/// Sets the `Authorization` header for targets conforming to ``AccessTokenAuthorizable``.
+///
+/// The token closure is async and called for every request, so a token can be refreshed or read
+/// from a store; it may throw to fail the request.
+public struct AccessTokenPlugin: PluginType {
+    /// Produces the token for a target.
+    public typealias TokenClosure = @Sendable (_ authorizationType: AuthorizationType, _ target: any TargetType) async throws -> String
+
+    let tokenClosure: TokenClosure
+
+    /// Creates the plugin with the closure that produces tokens.
+    public init(tokenClosure: @escaping TokenClosure) {
+        self.tokenClosure = tokenClosure
+    }
+
+    public func prepare(_ request: TransportRequest, target: any TargetType) async throws -> TransportRequest {
+        let base = (target as? MultiTarget)?.target ?? target
+        guard let authorizable = base as? any AccessTokenAuthorizable,
+            let authorizationType = authorizable.authorizationType
+        else { return request }
+        let token = try await tokenClosure(authorizationType, target)
+        var request = request
+        request.headerFields[.authorization] = nil
+        request.headerFields.append(
+            try HeaderValidation.field(name: "Authorization", value: "\(authorizationType.value) \(token)"))
+        return request
+    }
+}

@@ -1,0 +1,28 @@
+// Curlew — reports when requests begin and end.
+
+/// Whether a request has begun or ended.
+public enum NetworkActivityChangeType: Sendable, Hashable {
+    case began
+    case ended
+}
+
+/// Calls a closure when each request begins (just before sending) and ends (with its result).
+public struct NetworkActivityPlugin: PluginType {
+    /// Receives each change and the target it concerns.
+    public typealias NetworkActivityClosure = @Sendable (_ change: NetworkActivityChangeType, _ target: any TargetType) -> Void
+
+    let networkActivityClosure: NetworkActivityClosure
+
+    /// Creates the plugin with the closure to call.
+    public init(networkActivityClosure: @escaping NetworkActivityClosure) {
+        self.networkActivityClosure = networkActivityClosure
+    }
+
+    public func willSend(_ request: TransportRequest, target: any TargetType) async {
+        networkActivityClosure(.began, target)
+    }
+
+    public func didReceive(_ result: Result<ApiResponse, CurlewError>, target: any TargetType) async {
+        networkActivityClosure(.ended, target)
+    }
+}

@@ -1,0 +1,98 @@
+// Curlew — the provider: targets in, responses out.
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// Sends requests for the targets of one API.
+///
+/// The provider is an actor whose state is its configuration and the table of requests in flight;
+/// all the work of a request — building it, encoding, the transfer, validation and mapping — runs
+/// outside the actor, so one provider serves many concurrent callers.
+///
+/// ```swift
+/// let provider = Provider<GitHub>()
+/// let response = try await provider.request(.zen)
+/// ```
+public actor Provider<Target: TargetType> {
+    /// Turns a target into an endpoint.
+    public typealias EndpointClosure = @Sendable (Target) -> Endpoint
+    /// Turns an endpoint into the request to send; may change it (sign it, add cookies) or fail.
+    public typealias RequestClosure = @Sendable (Endpoint) async throws -> TransportRequest
+    /// Decides per target whether to stub.
+    public typealias StubClosure = @Sendable (Target) -> StubBehavior
+
+    /// How targets become endpoints.
+    public nonisolated let endpointClosure: EndpointClosure
+    /// How endpoints become requests.
+    public nonisolated let requestClosure: RequestClosure
+    /// Which targets are stubbed.
+    public nonisolated let stubClosure: StubClosure
+    /// The transport requests go through (a ``CurlSession`` unless you pass another).
+    public nonisolated let session: any HTTPTransport
+    /// The plugins, in the order they run.
+    public nonisolated let plugins: [any PluginType]
+    /// Whether identical GET and HEAD requests in flight at the same time share one transfer.
+    public nonisolated let trackInflights: Bool
+    /// The decoder typed calls (`request(_:as:)`) use unless given one.
+    public nonisolated let decoder: JSONDecoder
+
+    var inflight: [InflightKey: InflightCall] = [:]
+
+    /// Creates a provider.
+    ///
+    /// - Parameters:
+    ///   - endpointClosure: Maps a target to an endpoint. Default ``defaultEndpointMapping(for:)``.
+    ///   - requestClosure: Builds (and may change or refuse) the request. Default ``defaultRequestMapping(for:)``.
+    ///   - stubClosure: Chooses stubbing per target. Default ``neverStub(_:)``.
+    ///   - session: The transport. Default: the process-wide ``CurlSession/shared`` session.
+    ///   - plugins: Plugins, run in this order.
+    ///   - trackInflights: Share one transfer among identical GET/HEAD requests in flight.
+    ///   - decoder: The `JSONDecoder` for typed calls. Default: a plain `JSONDecoder`.
+    public init(
+        endpointClosure: @escaping EndpointClosure = Provider.defaultEndpointMapping,
+        requestClosure: @escaping RequestClosure = Provider.defaultRequestMapping,
+        stubClosure: @escaping StubClosure = Provider.neverStub,
+        session: any HTTPTransport = CurlSession.shared,
+        plugins: [any PluginType] = [],
+        trackInflights: Bool = false,
+        decoder: JSONDecoder = JSONDecoder()
+    ) {
+        self.endpointClosure = endpointClosure
+        self.requestClosure = requestClosure
+        self.stubClosure = stubClosure
+        self.session = session
+        self.plugins = plugins
+        self.trackInflights = trackInflights
+        self.decoder = decoder
+    }
+
+    /// The number of distinct shared transfers in flight (with ``trackInflights``).
+    public var inflightCount: Int { inflight.count }
+}
+
+extension Provider {
+    /// The default endpoint: `baseURL` joined with `path`, the target's method, task and headers, and
+    /// its `sampleData` as a 200 sample response.
+    public static func defaultEndpointMapping(for target: Target) -> Endpoint {
+        Endpoint.default(for: target)
+    }
+
+    /// The default request: the endpoint's request, unchanged.
+    @Sendable public static func defaultRequestMapping(for endpoint: Endpoint) async throws -> TransportRequest {
+        try endpoint.urlRequest()
+    }
+
+    /// Never stub: every request goes over the network.
+    public static func neverStub(_ target: Target) -> StubBehavior { .never }
+
+    /// Answer every request at once with its sample response.
+    public static func immediatelyStub(_ target: Target) -> StubBehavior { .immediate }
+
+    /// Answer every request with its sample response after `delay`.
+    public static func delayedStub(_ delay: Duration) -> StubClosure {
+        { _ in .delayed(delay) }
+    }
+}

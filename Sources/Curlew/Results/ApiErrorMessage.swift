@@ -1,0 +1,24 @@
+// Curlew — the default shape of an API's error body.
+
+/// The default error-message body: `{"error_message": "..."}`. Any `Decodable` type can take its place.
+public struct ApiErrorMessage: Codable, Sendable, Hashable {
+    /// The API's explanation.
+    public var errorMessage: String
+
+    /// Creates a message.
+    public init(errorMessage: String) {
+        self.errorMessage = errorMessage
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case errorMessage = "error_message"
+    }
+}
+
+/// A success type for responses without a body (for example `204 No Content`): decodes from anything.
+public struct EmptyBody: Decodable, Sendable, Hashable {
+    /// Creates an empty body.
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {}
+}

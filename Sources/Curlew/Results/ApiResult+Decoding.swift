@@ -1,0 +1,44 @@
+// Curlew — deciding and decoding an ApiResult from a response.
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+extension ApiResult where Value: Decodable, ApiErrorMessage: Decodable {
+    /// Decodes a response by its status code: 2xx as `Value`, anything else as `ApiErrorMessage`, and
+    /// an error body that does not decode as ``ApiResult/unexpected(_:_:)`` with the raw body kept.
+    ///
+    /// - Throws: ``CurlewError/objectMapping(_:_:)`` when a 2xx body does not decode as `Value` (a
+    ///   client-side failure, not an API error).
+    public static func decode(from response: ApiResponse, using decoder: JSONDecoder = JSONDecoder()) throws(CurlewError)
+        -> ApiResult
+    {
+        if (200..<300).contains(response.statusCode) {
+            if Value.self == EmptyBody.self, let empty = EmptyBody() as? Value {
+                return .success(empty, response)
+            }
+            do {
+                return .success(try decoder.decode(Value.self, from: response.data), response)
+            } catch {
+                throw .objectMapping(error, response)
+            }
+        }
+        do {
+            return .failure(try decoder.decode(ApiErrorMessage.self, from: response.data), response)
+        } catch {
+            return .unexpected(
+                UnexpectedApiError(
+                    statusCode: response.statusCode, body: response.data, message: fallbackMessage(for: response),
+                    decodingFailure: "\(error)"),
+                response)
+        }
+    }
+
+    static func fallbackMessage(for response: ApiResponse) -> String {
+        let type = response.headerFields[.contentType].map { ", \($0)" } ?? ""
+        let size = response.data.isEmpty ? "empty body" : "\(response.data.count) bytes"
+        return "Unexpected response from the server (HTTP \(response.statusCode)\(type), \(size))"
+    }
+}

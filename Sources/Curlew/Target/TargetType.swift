@@ -1,0 +1,33 @@
+// Curlew — the protocol that describes one API call.
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// The method of a target: swift-http-types' `HTTPRequest.Method` (Moya's `Method`).
+public typealias HTTPMethod = HTTPRequest.Method
+
+/// One call of an API: where it goes, how, and what it sends. Usually an enum with a case per call.
+public protocol TargetType: Sendable {
+    /// The API's base URL, the same for every case, e.g. `https://api.github.com`.
+    var baseURL: URL { get }
+    /// The path appended to ``baseURL``, e.g. `/users/octocat`.
+    var path: String { get }
+    /// The HTTP method.
+    var method: HTTPMethod { get }
+    /// What the request sends (nothing, data, an `Encodable`, parameters...).
+    var task: RequestTask { get }
+    /// Header fields to send.
+    var headers: [String: String]? { get }
+    /// A sample response body, used when stubbing. Empty by default.
+    var sampleData: Data { get }
+    /// Which status codes count as success. ``ValidationType/none`` by default.
+    var validationType: ValidationType { get }
+}
+
+extension TargetType {
+    public var sampleData: Data { Data() }
+    public var validationType: ValidationType { .none }
+}
