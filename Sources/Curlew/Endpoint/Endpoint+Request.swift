@@ -31,7 +31,10 @@ extension Endpoint {
         case .requestData(let data):
             return request.with(body: data)
         case .requestJSONEncodable(let value):
-            return try request.withJSON(value, encoder: JSONEncoder())
+            // Sorted keys make equal values produce equal bodies (stable signatures, in-flight sharing).
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return try request.withJSON(value, encoder: encoder)
         case .requestCustomJSONEncodable(let value, let encoder):
             return try request.withJSON(value, encoder: encoder)
         case .requestParameters(let parameters, let encoding):

@@ -120,3 +120,5 @@ extension JSONValue {
     /// The members, when this is an object.
     public var objectValue: [String: JSONValue]? { if case .object(let value) = self { value } else { nil } }
 }
+
+extension JSONValue: ExpressibleByStringInterpolation {}

@@ -15,7 +15,7 @@ public enum RequestTask: Sendable {
     case requestPlain
     /// This data as the body.
     case requestData(Data)
-    /// This value encoded as JSON by a default `JSONEncoder`.
+    /// This value encoded as JSON by a `JSONEncoder` with default strategies and sorted keys.
     case requestJSONEncodable(any Encodable & Sendable)
     /// This value encoded as JSON by the given encoder.
     case requestCustomJSONEncodable(any Encodable & Sendable, encoder: JSONEncoder)

@@ -1,1 +1,0 @@
-// Curlew — provider tests.
