@@ -21,16 +21,22 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# `swift build` also builds the Snippets, so the docs' examples cannot rot.
+SNIPPETS = $(basename $(notdir $(wildcard Snippets/*.swift)))
+
+# `swift build` also builds the Snippets; each is then run, so the docs' examples cannot rot.
 test: deps
 	$(SWIFT) build
 	$(SWIFT) test
+	@for snippet in $(SNIPPETS); do \
+		echo "Running snippet $$snippet"; \
+		.build/debug/$$snippet > /dev/null || { echo "snippet $$snippet failed"; exit 1; }; \
+	done
 
 test-tsan: deps
 	$(TSAN_ENV) $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
 demo: deps
-	$(SWIFT) run -c release curlew-demo
+	$(SWIFT) run curlew-demo
 
 clean:
 	rm -rf .build .build-tsan
