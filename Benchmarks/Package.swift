@@ -19,6 +19,11 @@ let package = Package(
             dependencies: [.product(name: "CurlewEngine", package: "Curlew")],
             path: "Sources/engine-cancel"
         ),
+        .executableTarget(
+            name: "provider-load",
+            dependencies: [.product(name: "Curlew", package: "Curlew")],
+            path: "Sources/provider-load"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

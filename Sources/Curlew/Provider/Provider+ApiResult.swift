@@ -31,6 +31,7 @@ extension Provider {
     ///
     /// - Throws: ``CurlewError`` for client-side failures: transport errors, cancellation, validation,
     ///   and a 2xx body that does not decode.
+    @inlinable
     public nonisolated func request<Value: Decodable & Sendable, Message: Decodable & Sendable>(
         _ target: Target, as type: Value.Type, errorMessage: Message.Type, decoder: JSONDecoder? = nil
     ) async throws(CurlewError) -> ApiResult<Value, Message> {
@@ -38,8 +39,9 @@ extension Provider {
         return try await Self.decodeResult(response, decoder: decoder ?? self.decoder)
     }
 
-    /// Decoding is CPU work: it runs on the global executor, never on the caller's actor.
-    @concurrent
+    /// Decoding is CPU work: it runs on the global executor, never on the caller's actor. Inlinable so
+    /// the decode is specialised for the caller's types.
+    @concurrent @inlinable
     static func decodeResult<Value: Decodable & Sendable, Message: Decodable & Sendable>(
         _ response: ApiResponse, decoder: JSONDecoder
     ) async throws(CurlewError) -> ApiResult<Value, Message> {

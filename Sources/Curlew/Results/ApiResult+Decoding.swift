@@ -12,13 +12,12 @@ extension ApiResult where Value: Decodable, ApiErrorMessage: Decodable {
     ///
     /// - Throws: ``CurlewError/objectMapping(_:_:)`` when a 2xx body does not decode as `Value` (a
     ///   client-side failure, not an API error).
+    @inlinable
     public static func decode(from response: ApiResponse, using decoder: JSONDecoder = JSONDecoder()) throws(CurlewError)
         -> ApiResult
     {
         if (200..<300).contains(response.statusCode) {
-            if Value.self == EmptyBody.self, let empty = EmptyBody() as? Value {
-                return .success(empty, response)
-            }
+            if Value.self == EmptyBody.self, let empty = EmptyBody() as? Value { return .success(empty, response) }
             do {
                 return .success(try decoder.decode(Value.self, from: response.data), response)
             } catch {
@@ -36,6 +35,7 @@ extension ApiResult where Value: Decodable, ApiErrorMessage: Decodable {
         }
     }
 
+    @usableFromInline
     static func fallbackMessage(for response: ApiResponse) -> String {
         let type = response.headerFields[.contentType].map { ", \($0)" } ?? ""
         let size = response.data.isEmpty ? "empty body" : "\(response.data.count) bytes"
