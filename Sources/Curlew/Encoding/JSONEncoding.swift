@@ -32,9 +32,6 @@ public struct JSONEncoding: ParameterEncoding, Hashable {
         } catch {
             throw ParameterEncodingError.unencodable("\(error)")
         }
-        var request = request
-        request.setIfAbsent(.contentType, "application/json")
-        request.body = .data(data)
-        return request
+        return request.withBody(data, contentType: "application/json")
     }
 }

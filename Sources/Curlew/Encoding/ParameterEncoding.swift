@@ -1,5 +1,11 @@
 // Curlew — how parameters are put into a request.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Places parameters into a request: its query string, its body, or anywhere a custom encoding likes.
 public protocol ParameterEncoding: Sendable {
     /// Returns `request` with `parameters` encoded into it.
@@ -25,6 +31,14 @@ public enum ParameterEncodingError: Error, Sendable, Hashable, CustomStringConve
 }
 
 extension TransportRequest {
+    /// A copy with this body, and this `Content-Type` unless the request already sets one.
+    func withBody(_ data: Data, contentType: String?) -> TransportRequest {
+        var copy = self
+        copy.body = .data(data)
+        if let contentType { copy.setIfAbsent(.contentType, contentType) }
+        return copy
+    }
+
     /// Sets a header field unless the request already has one with that name.
     mutating func setIfAbsent(_ name: HTTPField.Name, _ value: String) {
         if headerFields[name] == nil { headerFields[name] = value }

@@ -41,10 +41,7 @@ public struct PropertyListEncoding: ParameterEncoding, Hashable {
         } catch {
             throw ParameterEncodingError.unencodable("\(error)")
         }
-        var request = request
-        request.setIfAbsent(.contentType, "application/x-plist")
-        request.body = .data(data)
-        return request
+        return request.withBody(data, contentType: "application/x-plist")
     }
 
     private static func firstNull(in value: JSONValue, path: String) -> String? {

@@ -64,14 +64,12 @@ public struct URLEncoding: ParameterEncoding, Hashable {
 
     public func encode(_ request: TransportRequest, with parameters: [String: JSONValue]?) throws -> TransportRequest {
         guard let parameters, !parameters.isEmpty else { return request }
-        var request = request
         let query = self.query(parameters)
-        if encodesInURL(request.method) {
-            try request.appendQuery(query)
-        } else {
-            request.setIfAbsent(.contentType, "application/x-www-form-urlencoded; charset=utf-8")
-            request.body = .data(Data(query.utf8))
+        guard encodesInURL(request.method) else {
+            return request.withBody(Data(query.utf8), contentType: "application/x-www-form-urlencoded; charset=utf-8")
         }
+        var request = request
+        try request.appendQuery(query)
         return request
     }
 

@@ -29,7 +29,7 @@ extension Endpoint {
         case .requestPlain:
             return request
         case .requestData(let data):
-            return request.with(body: data)
+            return request.withBody(data, contentType: nil)
         case .requestJSONEncodable(let value):
             // Sorted keys make equal values produce equal bodies (stable signatures, in-flight sharing).
             let encoder = JSONEncoder()
@@ -41,7 +41,7 @@ extension Endpoint {
             return try Self.encode(request, parameters, encoding)
         case .requestCompositeData(let bodyData, let urlParameters):
             let withQuery = try Self.encode(request, urlParameters, URLEncoding.queryString)
-            return withQuery.with(body: bodyData)
+            return withQuery.withBody(bodyData, contentType: nil)
         case .requestCompositeParameters(let bodyParameters, let bodyEncoding, let urlParameters):
             if let urlEncoding = bodyEncoding as? URLEncoding, urlEncoding.destination != .httpBody {
                 throw .parameterEncoding(
@@ -79,12 +79,6 @@ extension Endpoint {
 }
 
 extension TransportRequest {
-    fileprivate func with(body: Data) -> TransportRequest {
-        var copy = self
-        copy.body = .data(body)
-        return copy
-    }
-
     fileprivate func withJSON(_ value: any Encodable & Sendable, encoder: JSONEncoder) throws(CurlewError) -> TransportRequest {
         let data: Data
         do {
@@ -92,8 +86,6 @@ extension TransportRequest {
         } catch {
             throw .encodableMapping(error)
         }
-        var copy = with(body: data)
-        copy.setIfAbsent(.contentType, "application/json")
-        return copy
+        return withBody(data, contentType: "application/json")
     }
 }
