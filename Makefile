@@ -1,7 +1,7 @@
 # Curlew — build, test and demo entry points. `make demo` and `make test` are the quick start.
 
 SWIFT ?= swift
-APT_PACKAGES = libcurl4-openssl-dev zlib1g-dev
+APT_PACKAGES = libcurl4-openssl-dev zlib1g-dev ca-certificates
 # Heavy tests (thousands of sockets) are skipped under the thread sanitizer, which is ~10x slower.
 TSAN_ENV = CURLEW_SKIP_HEAVY=1
 

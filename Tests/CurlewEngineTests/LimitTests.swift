@@ -59,3 +59,24 @@ import Testing
         }
     }
 }
+
+@Suite struct BufferGrowthTests {
+    @Test func announcedBodyGrowsToItsLengthAfterTheFirstMebibyte() async throws {
+        let body = [UInt8](repeating: 0x41, count: 3 * 1024 * 1024)
+        try await withServerAndSession(handler: { _ in .respond(status: 200, body: body) }) { server, session in
+            let response = try await session.execute(TransportRequest(url: server.url("/")))
+            #expect(response.body.count == body.count)
+            #expect(session.statistics.largestTransferBuffer == 3 * 1024 * 1024)
+        }
+    }
+
+    @Test func chunkedBodyOfUnknownLengthIsComplete() async throws {
+        let chunk = [UInt8](repeating: 0x42, count: 100_000)
+        try await withServerAndSession(handler: { _ in .chunked(status: 200, chunks: Array(repeating: chunk, count: 30)) }) {
+            server, session in
+            let response = try await session.execute(TransportRequest(url: server.url("/")))
+            #expect(response.body.count == 3_000_000)
+            #expect(response.body.allSatisfy { $0 == 0x42 })
+        }
+    }
+}

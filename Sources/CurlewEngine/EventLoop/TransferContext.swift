@@ -53,7 +53,7 @@ final class TransferContext {
                         .bodyTooLarge, "the response announces \(length) bytes; the limit is \(maxBodyBytes)")
                     return false
                 }
-                sink.expect(length: min(length, maxBodyBytes, 1 << 20))
+                sink.expect(length: length, reserve: min(length, 1 << 20))
                 updateBufferCounter()
             }
             return true

@@ -14,8 +14,9 @@ import Glibc
 /// In-memory collection is the fast path today; a file or an async byte stream can implement the
 /// same protocol.
 protocol ResponseBodySink: AnyObject {
-    /// A hint, once the head is complete: how many body bytes to expect, when that is known.
-    func expect(length: Int)
+    /// A hint, once the head is complete: `length` body bytes are announced (already capped at the body
+    /// limit), of which `reserve` may be allocated up front.
+    func expect(length: Int, reserve: Int)
     /// Takes the next decoded bytes. Returns false when the bytes could not be stored.
     func write(_ bytes: UnsafeRawBufferPointer) -> Bool
     /// Bytes currently held in memory (capacity, not count), for the engine's memory counters.
@@ -29,6 +30,9 @@ final class MemoryBodySink: ResponseBodySink {
     private var base: UnsafeMutableRawPointer?
     private var count = 0
     private var capacity = 0
+    /// The announced length: once the up-front reservation is full, the buffer grows straight to it
+    /// instead of doubling its way there.
+    private var announced = 0
 
     init() {}
 
@@ -36,16 +40,19 @@ final class MemoryBodySink: ResponseBodySink {
 
     var bufferedBytes: Int { capacity }
 
-    func expect(length: Int) {
-        if length > capacity { _ = grow(to: length) }
+    func expect(length: Int, reserve: Int) {
+        announced = length
+        if reserve > capacity { _ = grow(to: reserve) }
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return true }
         let needed = count + bytes.count
         if needed > capacity {
-            // Doubling keeps appends amortised O(1); the first allocation takes what arrived, at least 4 KiB.
-            guard grow(to: max(needed, capacity * 2, 4096)) else { return false }
+            // Up to the announced length in one step; beyond it (or with none) doubling keeps appends
+            // amortised O(1). The first allocation takes at least 4 KiB.
+            let target = needed <= announced ? announced : max(needed, capacity * 2, 4096)
+            guard grow(to: target) else { return false }
         }
         guard let base else { return false }
         (base + count).copyMemory(from: source, byteCount: bytes.count)
@@ -54,7 +61,9 @@ final class MemoryBodySink: ResponseBodySink {
     }
 
     func finish() -> Data {
-        guard let base, count > 0 else { return Data() }
+        guard var base, count > 0 else { return Data() }
+        // Doubling can leave up to half the buffer unused; give large slack back before handing it over.
+        if capacity - count > max(64 * 1024, count / 4), let shrunk = realloc(base, count) { base = shrunk }
         self.base = nil
         capacity = 0
         return Data(bytesNoCopy: base, count: count, deallocator: .free)
