@@ -31,6 +31,7 @@ import Testing
 
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = .sortedKeys
         let custom = try endpoint(task: .requestCustomJSONEncodable(Payload(name: "n", when: date), encoder: encoder)).urlRequest()
         #expect(custom.body?.inMemoryBytes?.text == #"{"name":"n","when":1700000000}"#)
 
