@@ -16,7 +16,9 @@ public struct PropertyListEncoding: ParameterEncoding, Hashable {
 
     /// The two property-list formats.
     public enum Format: Sendable, Hashable {
+        /// XML (`<?xml ...><plist>`).
         case xml
+        /// Binary (`bplist00`).
         case binary
     }
 

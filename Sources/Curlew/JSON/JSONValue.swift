@@ -10,12 +10,19 @@ import Foundation
 ///
 /// Literal conformances keep parameters readable: `["sort": "pushed", "page": 2, "draft": false]`.
 public enum JSONValue: Sendable, Hashable {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number without a fraction.
     case int(Int)
+    /// A number with a fraction or exponent.
     case double(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object; key order is not kept (encoders here sort keys).
     case object([String: JSONValue])
 }
 

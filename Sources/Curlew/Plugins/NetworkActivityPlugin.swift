@@ -2,7 +2,9 @@
 
 /// Whether a request has begun or ended.
 public enum NetworkActivityChangeType: Sendable, Hashable {
+    /// The request is about to be sent.
     case began
+    /// The result has arrived (or the request failed).
     case ended
 }
 
