@@ -55,21 +55,31 @@ var engineRates: [Double] = []
 var providerRates: [Double] = []
 var typedRates: [Double] = []
 var engineDecodeRates: [Double] = []
-for _ in 0..<3 {
-    engineRates.append(try await run("engine") { try await session.execute(request).body.count })
-    providerRates.append(try await run("provider") { try await provider.request(target).data.count })
-    engineDecodeRates.append(
-        try await run("engine+JSONDecoder") {
-            let body = try await session.execute(request).body
-            _ = try JSONDecoder().decode(Small.self, from: body)
-            return body.count
-        })
-    typedRates.append(
-        try await run("provider ApiResult") {
-            let result = try await provider.request(target, as: Small.self)
-            return result.value == nil ? 0 : result.response.data.count
-        })
+// Four clients, rotated each round so no client always runs first.
+let clients: [(String, @Sendable () async throws -> Int)] = [
+    ("engine", { try await session.execute(request).body.count }),
+    ("provider", { try await provider.request(target).data.count }),
+    ("engine+JSONDecoder", {
+        let body = try await session.execute(request).body
+        _ = try JSONDecoder().decode(Small.self, from: body)
+        return body.count
+    }),
+    ("provider ApiResult", {
+        let result = try await provider.request(target, as: Small.self)
+        return result.value == nil ? 0 : result.response.data.count
+    }),
+]
+var rates: [String: [Double]] = [:]
+for round in 0..<5 {
+    for index in 0..<clients.count {
+        let (name, client) = clients[(index + round) % clients.count]
+        rates[name, default: []].append(try await run(name, client))
+    }
 }
+engineRates = rates["engine"] ?? []
+providerRates = rates["provider"] ?? []
+engineDecodeRates = rates["engine+JSONDecoder"] ?? []
+typedRates = rates["provider ApiResult"] ?? []
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 print(String(format: "engine.execute            %8.0f req/s  (runs: %@)", median(engineRates), engineRates.map { String(format: "%.0f", $0) }.joined(separator: ", ")))
 print(String(format: "provider.request          %8.0f req/s  (%.2fx engine)", median(providerRates), median(providerRates) / median(engineRates)))

@@ -29,23 +29,17 @@ extension Provider {
 
     /// Sends the request and decodes the response by status code, with `errorMessage` for errors.
     ///
+    /// Decoding is CPU work, so the whole call runs on the global executor (`@concurrent`), never on
+    /// the caller's actor; it is inlinable so the decoding is specialised for the caller's types.
+    ///
     /// - Throws: ``CurlewError`` for client-side failures: transport errors, cancellation, validation,
     ///   and a 2xx body that does not decode.
-    @inlinable
+    @concurrent @inlinable
     public nonisolated func request<Value: Decodable & Sendable, Message: Decodable & Sendable>(
         _ target: Target, as type: Value.Type, errorMessage: Message.Type, decoder: JSONDecoder? = nil
     ) async throws(CurlewError) -> ApiResult<Value, Message> {
         let response = try await request(target)
-        return try await Self.decodeResult(response, decoder: decoder ?? self.decoder)
-    }
-
-    /// Decoding is CPU work: it runs on the global executor, never on the caller's actor. Inlinable so
-    /// the decode is specialised for the caller's types.
-    @concurrent @inlinable
-    static func decodeResult<Value: Decodable & Sendable, Message: Decodable & Sendable>(
-        _ response: ApiResponse, decoder: JSONDecoder
-    ) async throws(CurlewError) -> ApiResult<Value, Message> {
-        try ApiResult<Value, Message>.decode(from: response, using: decoder)
+        return try ApiResult<Value, Message>.decode(from: response, using: decoder ?? decoderTemplate.makeDecoder())
     }
 }
 

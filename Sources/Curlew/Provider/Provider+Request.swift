@@ -18,6 +18,7 @@ extension Provider {
     /// and plugins' `didReceive` sees that failure first.
     ///
     /// - Throws: ``CurlewError``.
+    @concurrent
     public nonisolated func request(_ target: Target) async throws(CurlewError) -> ApiResponse {
         let endpoint = endpointClosure(target)
         let result = await send(endpoint, target: target)

@@ -36,8 +36,9 @@ public actor Provider<Target: TargetType> {
     public nonisolated let plugins: [any PluginType]
     /// Whether identical GET and HEAD requests in flight at the same time share one transfer.
     public nonisolated let trackInflights: Bool
-    /// The decoder typed calls (`request(_:as:)`) use unless given one.
-    public nonisolated let decoder: JSONDecoder
+    /// The settings of the decoder typed calls (`request(_:as:)`) use unless given one; each call gets
+    /// its own decoder with these settings.
+    @usableFromInline nonisolated let decoderTemplate: DecoderTemplate
 
     var inflight: [InflightKey: InflightCall] = [:]
 
@@ -50,7 +51,8 @@ public actor Provider<Target: TargetType> {
     ///   - session: The transport. Default: the process-wide ``CurlSession/shared`` session.
     ///   - plugins: Plugins, run in this order.
     ///   - trackInflights: Share one transfer among identical GET/HEAD requests in flight.
-    ///   - decoder: The `JSONDecoder` for typed calls. Default: a plain `JSONDecoder`.
+    ///   - decoder: The `JSONDecoder` settings for typed calls (its strategies and user info are copied
+    ///     now; later changes to it are not seen). Default: a plain `JSONDecoder`.
     public init(
         endpointClosure: @escaping EndpointClosure = Provider.defaultEndpointMapping,
         requestClosure: @escaping RequestClosure = Provider.defaultRequestMapping,
@@ -66,7 +68,7 @@ public actor Provider<Target: TargetType> {
         self.session = session
         self.plugins = plugins
         self.trackInflights = trackInflights
-        self.decoder = decoder
+        self.decoderTemplate = DecoderTemplate(decoder)
     }
 
     /// The number of distinct shared transfers in flight (with ``trackInflights``).
