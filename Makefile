@@ -5,7 +5,7 @@ APT_PACKAGES = libcurl4-openssl-dev zlib1g-dev ca-certificates
 # Heavy tests (thousands of sockets) are skipped under the thread sanitizer, which is ~10x slower.
 TSAN_ENV = CURLEW_SKIP_HEAVY=1
 
-.PHONY: all deps build test test-tsan demo clean
+.PHONY: all deps build test test-tsan demo bench bench-smoke bench-deps clean
 
 all: build
 
@@ -38,5 +38,24 @@ test-tsan: deps
 demo: deps
 	$(SWIFT) run curlew-demo
 
+# The benchmark suite (Benchmarks/): nginx on loopback, every client interleaved; writes BENCHMARKS.md.
+BENCH_APT = nginx-light valgrind binutils gcc
+
+bench-deps: deps
+	@missing=""; for p in $(BENCH_APT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
+
+bench: bench-deps
+	python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install -q matplotlib
+	ulimit -n 65536 2>/dev/null || true; python3 Benchmarks/run.py
+
+# Seconds, tiny counts, Curlew and the C client only: keeps the suite from rotting (run in CI).
+bench-smoke: bench-deps
+	ulimit -n 65536 2>/dev/null || true; python3 Benchmarks/run.py --smoke
+
 clean:
-	rm -rf .build .build-tsan
+	rm -rf .build .build-tsan Benchmarks/.build Benchmarks/out

@@ -7,8 +7,29 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Curlew", path: ".."),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
+        // Workloads, the concurrent runner and the figures every client reports.
+        .target(name: "BenchCore", dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]),
+        // Curlew's clients (provider and bare engine); `make bench-smoke` builds only this one.
+        .executableTarget(
+            name: "bench-curlew",
+            dependencies: ["BenchCore", .product(name: "Curlew", package: "Curlew")]
+        ),
+        // The Swift peers: async-http-client and URLSession (FoundationNetworking).
+        .executableTarget(
+            name: "bench-peers",
+            dependencies: [
+                "BenchCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ]
+        ),
+        // Probes used while building the engine (loop CPU, cancellation latency, provider overhead).
         .executableTarget(
             name: "engine-load",
             dependencies: [.product(name: "CurlewEngine", package: "Curlew")],

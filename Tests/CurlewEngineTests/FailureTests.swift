@@ -204,15 +204,18 @@ struct FullBacklogListener {
         }
         port = Int(UInt16(bigEndian: address.sin_port))
         var fds = [listener]
-        for _ in 0..<4 {
+        // Fill the accept queue until a further connect stays pending: only then does the kernel drop
+        // SYNs, so the engine's connect can only time out.
+        for _ in 0..<64 {
             let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             _ = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
             fds.append(client)
+            var probe = pollfd(fd: client, events: Int16(POLLOUT), revents: 0)
+            if poll(&probe, 1, 200) == 0 { break }  // still connecting after 200 ms: the queue is full
         }
         self.fds = fds
-        usleep(50_000)
     }
 
     func close() { for fd in fds { _ = Glibc.close(fd) } }

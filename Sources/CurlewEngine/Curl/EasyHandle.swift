@@ -65,7 +65,8 @@ struct EasyHandle {
         case .environment: break
         case .url(let url): set(CURLOPT_PROXY, string: url)
         }
-        set(CURLOPT_PROTOCOLS_STR, string: "http,https")
+        // No CURLOPT_PROTOCOLS_STR: every URL was checked to be http(s) before it was queued, redirects
+        // are not followed, and parsing that list again after each reset showed in profiles.
         set(CURLOPT_TCP_KEEPALIVE, defaults.tcpKeepAlive ? 1 : 0)
         set(CURLOPT_BUFFERSIZE, defaults.receiveBufferSize)
     }

@@ -1,0 +1,130 @@
+// Curlew benchmarks — runs a workload through a client and prints one JSON line of figures.
+
+import Foundation
+import Histogram
+
+/// Why a request did not count as correct.
+public struct BenchFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Runs `workload` with `concurrency` workers calling `perform` (which returns the body length and
+/// throws on a wrong status), and prints the figures as one JSON line.
+public func runWorkload(
+    client: String, workload: Workload, perform: @escaping @Sendable () async throws -> Int
+) async -> Bool {
+    let clock = ContinuousClock()
+    let usageBefore = cpuSeconds()
+    let start = clock.now
+    let results = await withTaskGroup(of: (Histogram<UInt64>, Int, String?).self) { group in
+        for worker in 0..<workload.concurrency {
+            let share = workload.requests / workload.concurrency + (worker < workload.requests % workload.concurrency ? 1 : 0)
+            group.addTask {
+                var histogram = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+                var errors = 0
+                var firstError: String?
+                for _ in 0..<share {
+                    let began = clock.now
+                    do {
+                        let bytes = try await perform()
+                        if bytes != workload.expectedBytes {
+                            throw BenchFailure("body of \(bytes) bytes, expected \(workload.expectedBytes)")
+                        }
+                    } catch {
+                        errors += 1
+                        if firstError == nil { firstError = "\(error)" }
+                    }
+                    let micros = (clock.now - began).microsecondsRounded
+                    histogram.record(UInt64(max(1, micros)))
+                }
+                return (histogram, errors, firstError)
+            }
+        }
+        var merged = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+        var errors = 0
+        var firstError: String?
+        for await (histogram, workerErrors, workerFirst) in group {
+            merged.add(histogram)
+            errors += workerErrors
+            firstError = firstError ?? workerFirst
+        }
+        return (merged, errors, firstError)
+    }
+    let seconds = (clock.now - start).seconds
+    let cpu = cpuSeconds() - usageBefore
+    let (histogram, errors, firstError) = results
+    let line: [String: Any] = [
+        "client": client, "workload": workload.name, "requests": workload.requests, "errors": errors,
+        "seconds": seconds, "rps": Double(workload.requests) / seconds,
+        "mibps": Double(workload.requests * workload.expectedBytes) / seconds / 1_048_576,
+        "p50_us": histogram.valueAtPercentile(50), "p99_us": histogram.valueAtPercentile(99),
+        "cpu_us_per_request": cpu * 1e6 / Double(workload.requests), "peak_rss_kib": peakRSSKiB(),
+        "first_error": firstError ?? "",
+    ]
+    if let data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) {
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+    return errors == 0
+}
+
+/// User plus system CPU time of the whole process.
+public func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// Peak resident set size (VmHWM).
+public func peakRSSKiB() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0
+    }
+    return 0
+}
+
+/// Raises the open-file limit to the hard limit (10,000 sockets at once need it).
+public func raiseFileLimit() {
+    var limit = rlimit()
+    getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    limit.rlim_cur = limit.rlim_max
+    setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+}
+
+/// Command-line arguments: CLIENT WORKLOAD BASE_URL [SCALE]; runs a synchronous main that waits on a
+/// detached task (valgrind cannot run an async main).
+public func benchMain(clients: [String: @Sendable (Workload, String) async throws -> @Sendable () async throws -> Int]) -> Never {
+    let arguments = CommandLine.arguments
+    guard arguments.count >= 4, let makeClient = clients[arguments[1]],
+        let workload = Workload.named(arguments[2], scale: arguments.count > 4 ? Double(arguments[4]) ?? 1 : 1)
+    else {
+        FileHandle.standardError.write(Data("usage: \(arguments[0]) \(clients.keys.sorted().joined(separator: "|")) WORKLOAD BASE_URL [SCALE]\n".utf8))
+        exit(2)
+    }
+    raiseFileLimit()
+    let done = DispatchSemaphore(value: 0)
+    let outcome = OutcomeBox()
+    Task.detached {
+        do {
+            let perform = try await makeClient(workload, arguments[3])
+            outcome.ok = await runWorkload(client: arguments[1], workload: workload, perform: perform)
+        } catch {
+            FileHandle.standardError.write(Data("setup failed: \(error)\n".utf8))
+        }
+        done.signal()
+    }
+    done.wait()
+    exit(outcome.ok ? 0 : 1)
+}
+
+/// Carries the result out of the detached task; written once before the semaphore is signalled.
+final class OutcomeBox: @unchecked Sendable {
+    // @unchecked: written by the benchmark task before `done.signal()`, read after `done.wait()`.
+    var ok = false
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    var microsecondsRounded: Int { Int(components.seconds) * 1_000_000 + Int(components.attoseconds / 1_000_000_000_000) }
+}

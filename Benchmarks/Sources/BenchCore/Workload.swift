@@ -1,0 +1,55 @@
+// Curlew benchmarks — the workloads every client runs, identically.
+
+import Foundation
+
+/// One benchmark workload: what to request, how many at once, and what a correct answer looks like.
+public struct Workload: Sendable {
+    public let name: String
+    public let path: String
+    public let method: String
+    public let concurrency: Int
+    public let requests: Int
+    /// Exact body length every response must have.
+    public let expectedBytes: Int
+    /// Request body (POST workloads).
+    public let body: [UInt8]?
+    /// Decode the body into `[BenchUser]` (the JSON workloads' "decoded" variant).
+    public let decode: Bool
+
+    /// The suite's workloads; `scale` shrinks request counts (smoke runs use a tiny scale).
+    public static func all(scale: Double) -> [Workload] {
+        func count(_ n: Int) -> Int { max(1, Int(Double(n) * scale)) }
+        let post = [UInt8](String(repeating: "{\"k\":\"0123456789abcdef\"},", count: 170).utf8.prefix(4096))
+        return [
+            Workload(name: "small-get-1", path: "/small", method: "GET", concurrency: 1, requests: count(20_000), expectedBytes: BenchPayloads.smallLength, body: nil, decode: false),
+            Workload(name: "small-get-64", path: "/small", method: "GET", concurrency: 64, requests: count(100_000), expectedBytes: BenchPayloads.smallLength, body: nil, decode: false),
+            Workload(name: "json-16", path: "/users.json", method: "GET", concurrency: 16, requests: count(40_000), expectedBytes: BenchPayloads.usersLength, body: nil, decode: false),
+            Workload(name: "json-16-decoded", path: "/users.json", method: "GET", concurrency: 16, requests: count(10_000), expectedBytes: BenchPayloads.usersLength, body: nil, decode: true),
+            Workload(name: "post-4k", path: "/post", method: "POST", concurrency: 16, requests: count(40_000), expectedBytes: 3, body: post, decode: false),
+            Workload(name: "download-256m", path: "/big", method: "GET", concurrency: 1, requests: max(1, Int(4 * scale)), expectedBytes: BenchPayloads.bigLength, body: nil, decode: false),
+            Workload(name: "concurrent-10k", path: "/slow", method: "GET", concurrency: max(2, Int(10_000 * min(scale * 10, 1))), requests: max(2, Int(10_000 * min(scale * 10, 1))), expectedBytes: 12, body: nil, decode: false),
+        ]
+    }
+
+    public static func named(_ name: String, scale: Double) -> Workload? {
+        all(scale: scale).first { $0.name == name }
+    }
+}
+
+/// The model the decoded JSON workload decodes into.
+public struct BenchUser: Decodable, Sendable {
+    public let id: Int
+    public let login: String
+    public let name: String
+    public let email: String
+    public let admin: Bool
+    public let score: Double
+    public let tags: [String]
+}
+
+/// The server's payload sizes, which the runner writes and the clients check.
+public enum BenchPayloads {
+    public static let smallLength = 106
+    public static let usersLength = Int(ProcessInfo.processInfo.environment["BENCH_USERS_LENGTH"] ?? "") ?? 0
+    public static let bigLength = 256 * 1024 * 1024
+}

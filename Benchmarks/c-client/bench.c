@@ -1,0 +1,137 @@
+/* Curlew benchmarks — the C limit: libcurl's multi interface with curl_multi_socket_action + epoll on one
+ * thread, reusing easy handles and connections, with libcurl's default buffer sizes.
+ *
+ * usage: bench-c WORKLOAD BASE_URL [SCALE]   (same workloads and JSON output as the Swift clients) */
+#define _GNU_SOURCE
+#include <curl/curl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct { const char *name, *path, *method; long concurrency, requests, expected; int post; } workload;
+
+typedef struct {
+    CURL *easy;
+    long bytes;
+    double started;
+} slot;
+
+static int epfd;
+static long timeout_ms = -1;
+static CURLM *multi;
+static unsigned char *registered, *wanted;
+static char post_body[4096];
+
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+
+static size_t on_write(char *p, size_t s, size_t n, void *u) { (void)p; ((slot *)u)->bytes += (long)(s * n); return s * n; }
+
+static void ctl(int op, int fd, unsigned ev) { struct epoll_event e = {.events = ev, .data.fd = fd}; epoll_ctl(epfd, op, fd, &e); }
+
+static int on_socket(CURL *e, curl_socket_t s, int what, void *u, void *sp) {
+    (void)e; (void)u; (void)sp;
+    unsigned ev = what == CURL_POLL_IN ? EPOLLIN : what == CURL_POLL_OUT ? EPOLLOUT : what == CURL_POLL_INOUT ? (EPOLLIN | EPOLLOUT) : 0;
+    wanted[s] = (unsigned char)ev;
+    if (ev == 0 || registered[s] == ev) return 0;
+    ctl(registered[s] ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, ev);
+    registered[s] = (unsigned char)ev;
+    return 0;
+}
+
+static int on_close(void *u, curl_socket_t s) { (void)u; if (registered[s]) ctl(EPOLL_CTL_DEL, s, 0); registered[s] = wanted[s] = 0; return close(s); }
+static int on_timer(CURLM *m, long ms, void *u) { (void)m; (void)u; timeout_ms = ms; return 0; }
+static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
+
+int main(int argc, char **argv) {
+    if (argc < 3) { fprintf(stderr, "usage: %s WORKLOAD BASE_URL [SCALE]\n", argv[0]); return 2; }
+    double scale = argc > 3 ? atof(argv[3]) : 1;
+    long users = getenv("BENCH_USERS_LENGTH") ? atol(getenv("BENCH_USERS_LENGTH")) : 0;
+    long c10k = (long)(10000 * (scale * 10 < 1 ? scale * 10 : 1)); if (c10k < 2) c10k = 2;
+#define N(x) ((long)((x) * scale) > 0 ? (long)((x) * scale) : 1)
+    workload all[] = {
+        {"small-get-1", "/small", "GET", 1, N(20000), 106, 0},
+        {"small-get-64", "/small", "GET", 64, N(100000), 106, 0},
+        {"json-16", "/users.json", "GET", 16, N(40000), users, 0},
+        {"post-4k", "/post", "POST", 16, N(40000), 3, 1},
+        {"download-256m", "/big", "GET", 1, (long)(4 * scale) > 0 ? (long)(4 * scale) : 1, 256L * 1024 * 1024, 0},
+        {"concurrent-10k", "/slow", "GET", c10k, c10k, 12, 0},
+    };
+    workload *w = NULL;
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) if (!strcmp(all[i].name, argv[1])) w = &all[i];
+    if (!w) { fprintf(stderr, "unknown workload %s\n", argv[1]); return 2; }
+    char url[512]; snprintf(url, sizeof url, "%s%s", argv[2], w->path);
+    const char *pattern = "{\"k\":\"0123456789abcdef\"},";
+    for (size_t i = 0; i < sizeof post_body; i++) post_body[i] = pattern[i % strlen(pattern)];
+
+    struct rlimit r; getrlimit(RLIMIT_NOFILE, &r); r.rlim_cur = r.rlim_max; setrlimit(RLIMIT_NOFILE, &r);
+    signal(SIGPIPE, SIG_IGN);
+    curl_global_init(CURL_GLOBAL_ALL);
+    multi = curl_multi_init();
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, w->concurrency + 16);
+    curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    registered = calloc(1 << 20, 1); wanted = calloc(1 << 20, 1);
+    epfd = epoll_create1(EPOLL_CLOEXEC);
+    struct curl_slist *headers = w->post ? curl_slist_append(curl_slist_append(NULL, "Content-Type: application/json"), "Expect:") : NULL;
+
+    double *latencies = calloc((size_t)w->requests, sizeof(double));
+    slot *slots = calloc((size_t)w->concurrency, sizeof(slot));
+    long started = 0, completed = 0, errors = 0;
+    struct rusage u0; getrusage(RUSAGE_SELF, &u0);
+    double t0 = now();
+    for (long i = 0; i < w->concurrency && started < w->requests; i++) {
+        CURL *e = curl_easy_init();
+        slots[i].easy = e;
+        curl_easy_setopt(e, CURLOPT_URL, url);
+        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, &slots[i]);
+        curl_easy_setopt(e, CURLOPT_PRIVATE, &slots[i]);
+        curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT, 120L);
+        if (w->post) { curl_easy_setopt(e, CURLOPT_POSTFIELDS, post_body); curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)sizeof post_body); curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers); }
+        slots[i].started = now();
+        curl_multi_add_handle(multi, e);
+        started++;
+    }
+    struct epoll_event events[1024];
+    int running;
+    while (completed < w->requests) {
+        int n = epoll_wait(epfd, events, 1024, (int)timeout_ms);
+        for (int i = 0; i < n; i++) {
+            int fd = events[i].data.fd;
+            if (!wanted[fd]) { if (registered[fd]) { ctl(EPOLL_CTL_DEL, fd, 0); registered[fd] = 0; } continue; }
+            int flags = (events[i].events & (EPOLLIN | EPOLLHUP) ? CURL_CSELECT_IN : 0) | (events[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) | (events[i].events & EPOLLERR ? CURL_CSELECT_ERR : 0);
+            curl_multi_socket_action(multi, fd, flags, &running);
+        }
+        if (n <= 0 || timeout_ms == 0) curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        int q; CURLMsg *m;
+        while ((m = curl_multi_info_read(multi, &q))) {
+            if (m->msg != CURLMSG_DONE) continue;
+            slot *s; long code = 0;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&s);
+            curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &code);
+            if (m->data.result != CURLE_OK || code != 200 || s->bytes != w->expected) errors++;
+            latencies[completed++] = now() - s->started;
+            CURL *e = m->easy_handle;
+            curl_multi_remove_handle(multi, e);
+            s->bytes = 0;
+            if (started < w->requests) { s->started = now(); curl_multi_add_handle(multi, e); started++; }
+        }
+    }
+    double seconds = now() - t0;
+    struct rusage u1; getrusage(RUSAGE_SELF, &u1);
+    double cpu = (u1.ru_utime.tv_sec - u0.ru_utime.tv_sec) + (u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) + ((u1.ru_utime.tv_usec - u0.ru_utime.tv_usec) + (u1.ru_stime.tv_usec - u0.ru_stime.tv_usec)) / 1e6;
+    qsort(latencies, (size_t)completed, sizeof(double), cmp);
+    long rss = 0; FILE *f = fopen("/proc/self/status", "r"); char line[256];
+    while (f && fgets(line, sizeof line, f)) if (!strncmp(line, "VmHWM:", 6)) rss = atol(line + 6);
+    if (f) fclose(f);
+    printf("{\"client\":\"c-libcurl\",\"cpu_us_per_request\":%.3f,\"errors\":%ld,\"first_error\":\"\",\"mibps\":%.3f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"peak_rss_kib\":%ld,\"requests\":%ld,\"rps\":%.3f,\"seconds\":%.6f,\"workload\":\"%s\"}\n",
+           cpu * 1e6 / completed, errors, (double)completed * w->expected / seconds / 1048576, latencies[completed / 2] * 1e6, latencies[(long)(completed * 0.99)] * 1e6, rss, completed, completed / seconds, seconds, w->name);
+    return errors ? 1 : 0;
+}

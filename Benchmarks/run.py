@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Curlew benchmark suite: every client on the same workloads against one nginx on loopback.
+
+Runs clients interleaved (A B C D, rotated each round) so drift hits all alike, then writes
+BENCHMARKS.md (tables, ratios to the C limit and to async-http-client) and benchmarks.png.
+
+usage: run.py [--smoke] [--rounds N] [--out DIR]
+"""
+import argparse, json, os, platform, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PORT = 18290
+SMALL = '{"id":1,"name":"curlew","tags":["fast","safe"],"active":true,"score":99.5,"note":"small body for benches"}'
+WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k"]
+
+
+def users_json():
+    users = [{"id": i, "login": f"user{i:03d}", "name": f"User Number {i}", "email": f"user{i}@example.com",
+              "admin": i % 7 == 0, "score": round(i * 1.25, 2), "tags": ["a", "b"] if i % 2 else ["c"]} for i in range(121)]
+    return json.dumps(users, separators=(",", ":"))
+
+
+def start_nginx(work):
+    os.makedirs(os.path.join(work, "tmp"), exist_ok=True)
+    with open(os.path.join(work, "users.json"), "w") as f:
+        f.write(users_json())
+    with open(os.path.join(work, "big"), "wb") as f:
+        f.truncate(256 * 1024 * 1024)
+    os.chmod(work, 0o755)
+    conf = f"""
+worker_processes 1;
+worker_rlimit_nofile 65536;
+pid {work}/nginx.pid;
+error_log {work}/error.log warn;
+load_module /usr/lib/nginx/modules/ngx_http_echo_module.so;
+events {{ worker_connections 20480; }}
+http {{
+  access_log off;
+  sendfile on;
+  client_body_temp_path {work}/tmp/body; proxy_temp_path {work}/tmp/proxy; fastcgi_temp_path {work}/tmp/fcgi;
+  uwsgi_temp_path {work}/tmp/uwsgi; scgi_temp_path {work}/tmp/scgi;
+  keepalive_requests 100000000; keepalive_timeout 300s;
+  server {{
+    listen 127.0.0.1:{PORT} backlog=16384;
+    root {work};
+    location = /small {{ default_type application/json; return 200 '{SMALL}'; }}
+    location = /users.json {{ default_type application/json; }}
+    location = /big {{ default_type application/octet-stream; }}
+    location = /post {{ client_body_buffer_size 64k; echo_read_request_body; echo ok; }}
+    location = /slow {{ default_type application/json; echo_sleep 1; echo '{{"ok":true}}'; }}
+    location = /status {{ stub_status; }}
+  }}
+}}
+"""
+    path = os.path.join(work, "nginx.conf")
+    with open(path, "w") as f:
+        f.write(conf)
+    subprocess.run(["nginx", "-c", path, "-p", work], check=True)
+    time.sleep(0.3)
+
+
+def stop_nginx(work):
+    try:
+        with open(os.path.join(work, "nginx.pid")) as f:
+            os.kill(int(f.read().strip()), signal.SIGQUIT)
+    except (OSError, ValueError):
+        pass
+
+
+def accepts():
+    with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/status") as response:
+        text = response.read().decode()
+    return int(text.splitlines()[2].split()[0])
+
+
+def build(smoke, out):
+    subprocess.run(["swift", "build", "-c", "release", "--product", "bench-curlew"], cwd=HERE, check=True)
+    if not smoke:
+        subprocess.run(["swift", "build", "-c", "release", "--product", "bench-peers"], cwd=HERE, check=True)
+    os.makedirs(out, exist_ok=True)
+    subprocess.run(["gcc", "-O2", "-o", os.path.join(out, "bench-c"), os.path.join(HERE, "c-client", "bench.c"), "-lcurl"], check=True)
+    release = os.path.join(HERE, ".build", "release")
+    commands = {
+        "curlew": [os.path.join(release, "bench-curlew"), "curlew"],
+        "curlew-engine": [os.path.join(release, "bench-curlew"), "curlew-engine"],
+        "c-libcurl": [os.path.join(out, "bench-c")],
+    }
+    if not smoke:
+        commands["async-http-client"] = [os.path.join(release, "bench-peers"), "ahc"]
+        commands["urlsession"] = [os.path.join(release, "bench-peers"), "urlsession"]
+    return commands
+
+
+def run_one(command, workload, scale, env):
+    base = f"http://127.0.0.1:{PORT}"
+    before = accepts()
+    result = subprocess.run(command + [workload, base, str(scale)], capture_output=True, text=True, env=env, timeout=900)
+    after = accepts() - 1  # the status request itself
+    line = next((l for l in result.stdout.splitlines() if l.startswith("{")), None)
+    if line is None:
+        return {"valid": False, "first_error": (result.stderr or "no output").strip()[-300:]}
+    figures = json.loads(line)
+    figures["connections"] = after - before
+    figures["valid"] = result.returncode == 0 and figures.get("errors", 1) == 0
+    return figures
+
+
+def instructions(command, env, out, counts=(2000, 4000)):
+    """Instructions per small GET at 1 in flight: callgrind at two request counts, difference divided."""
+    if shutil.which("valgrind") is None:
+        return None
+    binary = command[0]
+    stripped = os.path.join(out, os.path.basename(binary) + ".stripped")
+    subprocess.run(["objcopy", "--strip-debug", binary, stripped], check=True)
+    totals = []
+    for count in counts:
+        scale = count / 20000
+        log = os.path.join(out, f"callgrind-{os.path.basename(binary)}-{count}.out")
+        result = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={log}", stripped] + command[1:] +
+                                ["small-get-1", f"http://127.0.0.1:{PORT}", str(scale)], capture_output=True, text=True, env=env, timeout=1800)
+        total = None
+        for line in result.stderr.splitlines():
+            if "Collected :" in line:
+                total = int(line.split(":")[-1].strip())
+        if total is None or result.returncode != 0:
+            return None
+        totals.append(total)
+    return (totals[1] - totals[0]) / (counts[1] - counts[0])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--smoke", action="store_true", help="seconds, tiny counts, Curlew and C only")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", default=os.path.join(HERE, "out"))
+    parser.add_argument("--no-callgrind", action="store_true")
+    args = parser.parse_args()
+    scale = 0.01 if args.smoke else 1.0
+    rounds = 1 if args.smoke else args.rounds
+    commands = build(args.smoke, args.out)
+    work = tempfile.mkdtemp(prefix="curlew-bench-")
+    env = dict(os.environ, BENCH_USERS_LENGTH=str(len(users_json())))
+    results = {}
+    invalid = []
+    start_nginx(work)
+    try:
+        clients = list(commands)
+        for round_index in range(rounds):
+            for workload in WORKLOADS:
+                order = clients[round_index % len(clients):] + clients[:round_index % len(clients)]
+                for client in order:
+                    if client == "c-libcurl" and workload == "json-16-decoded":
+                        continue  # the C limit has no JSON decoder
+                    figures = run_one(commands[client], workload, scale, env)
+                    results.setdefault((workload, client), []).append(figures)
+                    status = "ok" if figures["valid"] else "INVALID " + figures.get("first_error", "")
+                    print(f"round {round_index + 1} {workload:16} {client:18} {figures.get('rps', 0):10.0f} req/s  {status}", flush=True)
+                    if not figures["valid"]:
+                        invalid.append((workload, client, figures.get("first_error", "")))
+        counts = {}
+        if not args.smoke and not args.no_callgrind:
+            for client in clients:
+                counts[client] = instructions(commands[client], env, args.out)
+                print(f"instructions per small GET, {client}: {counts[client]}", flush=True)
+    finally:
+        stop_nginx(work)
+    if args.smoke:
+        if invalid:
+            print("benchmark smoke run FAILED:", invalid)
+            sys.exit(1)
+        print(f"benchmark smoke run: {len(results)} client/workload pairs valid")
+        return
+    write_report(results, counts, invalid, clients, args.rounds)
+
+
+def median_of(runs, key):
+    values = [r[key] for r in runs if r.get("valid") and key in r]
+    return (statistics.median(values), min(values), max(values)) if values else (None, None, None)
+
+
+def write_report(results, counts, invalid, clients, rounds):
+    machine = f"{platform.node()} · {os.cpu_count()} cores · {platform.platform()} · " + \
+        subprocess.run(["curl", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    lines = ["# Benchmarks", "", f"Machine: {machine}  ", f"Date: {time.strftime('%Y-%m-%d')}  ",
+             f"Command: `make bench` ({rounds} interleaved rounds; medians with min–max)", ""]
+    lines += ["| workload | client | req/s (min–max) | × C limit | × async-http-client | MiB/s | p50 µs | p99 µs | CPU µs/req | peak RSS MiB | connections |",
+              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    chart = {}
+    for workload in WORKLOADS:
+        c_rps = median_of(results.get((workload, "c-libcurl"), []), "rps")[0]
+        ahc_rps = median_of(results.get((workload, "async-http-client"), []), "rps")[0]
+        for client in clients:
+            runs = results.get((workload, client))
+            if not runs:
+                continue
+            rps, low, high = median_of(runs, "rps")
+            if rps is None:
+                lines.append(f"| {workload} | {client} | invalid | | | | | | | | |")
+                continue
+            ratio_c = f"{rps / c_rps:.2f}" if c_rps else ""
+            ratio_ahc = f"{rps / ahc_rps:.2f}" if ahc_rps else ""
+            chart.setdefault(client, {})[workload] = rps / c_rps if c_rps else None
+            mib = median_of(runs, "mibps")[0]
+            p50 = median_of(runs, "p50_us")[0]
+            p99 = median_of(runs, "p99_us")[0]
+            cpu = median_of(runs, "cpu_us_per_request")[0]
+            rss = median_of(runs, "peak_rss_kib")[0]
+            conns = median_of(runs, "connections")[0]
+            lines.append(f"| {workload} | {client} | {rps:,.0f} ({low:,.0f}–{high:,.0f}) | {ratio_c} | {ratio_ahc} | {mib:,.1f} | {p50:,.0f} | {p99:,.0f} | {cpu:,.1f} | {rss / 1024:,.1f} | {conns:,.0f} |")
+    if counts:
+        lines += ["", "## Instructions per small GET (callgrind, difference of two runs at 1 in flight)", "",
+                  "| client | instructions | × C limit |", "| --- | ---: | ---: |"]
+        c_count = counts.get("c-libcurl")
+        for client, count in counts.items():
+            if count is None:
+                lines.append(f"| {client} | n/a | |")
+            else:
+                lines.append(f"| {client} | {count:,.0f} | {count / c_count:.2f} |" if c_count else f"| {client} | {count:,.0f} | |")
+    if invalid:
+        lines += ["", "## Invalid runs", ""] + [f"- {w} / {c}: {e}" for w, c, e in invalid]
+    lines += ["", "![Requests per second relative to the C limit](benchmarks.png)", ""]
+    report = os.path.join(ROOT, "BENCHMARKS.md")
+    history = ""
+    if os.path.exists(report):
+        with open(report) as f:
+            text = f.read()
+        if "\n## History" in text:
+            history = text[text.index("\n## History"):]
+    with open(report, "w") as f:
+        f.write("\n".join(lines) + history)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        names = [w for w in WORKLOADS if w != "json-16-decoded"]
+        fig, ax = plt.subplots(figsize=(11, 4.5))
+        width = 0.8 / max(1, len(chart))
+        for i, (client, values) in enumerate(sorted(chart.items())):
+            ax.bar([x + i * width for x in range(len(names))], [values.get(n) or 0 for n in names], width, label=client)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks([x + width * (len(chart) - 1) / 2 for x in range(len(names))], names, rotation=15)
+        ax.set_ylabel("requests/s ÷ C libcurl limit")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(ROOT, "benchmarks.png"), dpi=110)
+    except ImportError:
+        print("matplotlib not installed: chart not regenerated")
+    print(f"wrote {report}")
+
+
+if __name__ == "__main__":
+    main()
