@@ -5,7 +5,7 @@ APT_PACKAGES = libcurl4-openssl-dev zlib1g-dev ca-certificates
 # Heavy tests (thousands of sockets) are skipped under the thread sanitizer, which is ~10x slower.
 TSAN_ENV = CURLEW_SKIP_HEAVY=1
 
-.PHONY: all deps build test test-tsan demo bench bench-smoke bench-deps clean
+.PHONY: all deps build test test-tsan demo bench bench-smoke bench-deps bench-smoke-deps apt-packages clean
 
 all: build
 
@@ -39,10 +39,18 @@ demo: deps
 	$(SWIFT) run curlew-demo
 
 # The benchmark suite (Benchmarks/): nginx on loopback, every client interleaved; writes BENCHMARKS.md.
-BENCH_APT = nginx-light valgrind binutils gcc
+BENCH_APT = nginx-light gcc valgrind binutils
+BENCH_SMOKE_APT = nginx-light gcc
 
 bench-deps: deps
-	@missing=""; for p in $(BENCH_APT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@$(MAKE) --no-print-directory apt-packages PACKAGES="$(BENCH_APT)"
+
+bench-smoke-deps: deps
+	@$(MAKE) --no-print-directory apt-packages PACKAGES="$(BENCH_SMOKE_APT)"
+
+# Installs the listed Debian packages that are missing.
+apt-packages:
+	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
@@ -54,7 +62,7 @@ bench: bench-deps
 	ulimit -n 65536 2>/dev/null || true; python3 Benchmarks/run.py
 
 # Seconds, tiny counts, Curlew and the C client only: keeps the suite from rotting (run in CI).
-bench-smoke: bench-deps
+bench-smoke: bench-smoke-deps
 	ulimit -n 65536 2>/dev/null || true; python3 Benchmarks/run.py --smoke
 
 clean:

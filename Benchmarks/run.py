@@ -6,11 +6,19 @@ BENCHMARKS.md (tables, ratios to the C limit and to async-http-client) and bench
 
 usage: run.py [--smoke] [--rounds N] [--out DIR]
 """
-import argparse, json, os, platform, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, os, platform, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-PORT = 18290
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+PORT = free_port()
 SMALL = '{"id":1,"name":"curlew","tags":["fast","safe"],"active":true,"score":99.5,"note":"small body for benches"}'
 WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k"]
 

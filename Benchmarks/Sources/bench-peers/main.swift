@@ -7,6 +7,7 @@ import Foundation
 import FoundationNetworking
 import NIOCore
 import NIOFoundationCompat
+import NIOHTTP1
 
 benchMain(clients: [
     "ahc": { workload, base in
