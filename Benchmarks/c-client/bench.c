@@ -19,6 +19,9 @@ typedef struct {
     CURL *easy;
     long bytes;
     double started;
+    /* The body is kept in memory, as every Swift client does: a buffer that grows by doubling. */
+    char *body;
+    size_t capacity;
 } slot;
 
 static int epfd;
@@ -29,7 +32,21 @@ static char post_body[4096];
 
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
 
-static size_t on_write(char *p, size_t s, size_t n, void *u) { (void)p; ((slot *)u)->bytes += (long)(s * n); return s * n; }
+static size_t on_write(char *p, size_t s, size_t n, void *u) {
+    slot *t = u;
+    size_t len = s * n, need = (size_t)t->bytes + len;
+    if (need > t->capacity) {
+        size_t cap = t->capacity ? t->capacity * 2 : 16384;
+        while (cap < need) cap *= 2;
+        char *grown = realloc(t->body, cap);
+        if (!grown) return 0;
+        t->body = grown;
+        t->capacity = cap;
+    }
+    memcpy(t->body + t->bytes, p, len);
+    t->bytes += (long)len;
+    return len;
+}
 
 static void ctl(int op, int fd, unsigned ev) { struct epoll_event e = {.events = ev, .data.fd = fd}; epoll_ctl(epfd, op, fd, &e); }
 
@@ -120,7 +137,7 @@ int main(int argc, char **argv) {
             latencies[completed++] = now() - s->started;
             CURL *e = m->easy_handle;
             curl_multi_remove_handle(multi, e);
-            s->bytes = 0;
+            free(s->body); s->body = NULL; s->capacity = 0; s->bytes = 0; /* handed to the caller */
             if (started < w->requests) { s->started = now(); curl_multi_add_handle(multi, e); started++; }
         }
     }

@@ -18,6 +18,9 @@ func makeSession(_ workload: Workload) throws -> CurlSession {
     configuration.maxResponseBodySize = 512 * 1024 * 1024
     configuration.maxPooledHandles = max(256, workload.concurrency)
     configuration.maxIdleConnections = max(1024, workload.concurrency)
+    if let buffer = ProcessInfo.processInfo.environment["CURLEW_BENCH_BUFFER"].flatMap(Int.init) {
+        configuration.receiveBufferSize = buffer  // for trying buffer sizes; the suite uses the default
+    }
     return try CurlSession(configuration: configuration)
 }
 

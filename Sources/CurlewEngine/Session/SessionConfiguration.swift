@@ -48,8 +48,9 @@ public struct SessionConfiguration: Sendable, Hashable {
     public var proxy: Proxy = .none
     /// Enable TCP keep-alive probes on idle connections. Default on.
     public var tcpKeepAlive: Bool = true
-    /// libcurl's receive buffer size in bytes (curl's default). Default 16 KiB.
-    public var receiveBufferSize: Int = 16 * 1024
+    /// libcurl's receive buffer per transfer, in bytes. Default 256 KiB: with curl's 16 KiB a 256 MiB
+    /// download to memory ran at about 0.8× a C libcurl client; from 64 KiB up it matched or beat it.
+    public var receiveBufferSize: Int = 256 * 1024
 
     /// The default configuration.
     public init() {}
