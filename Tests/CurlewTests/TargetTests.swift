@@ -4,50 +4,85 @@ import Curlew
 import Foundation
 import Testing
 
+/// A target whose every property is set, so forwarding can be checked property by property.
+private struct Detailed: TargetType {
+    var baseURL: URL { URL(string: "https://example.com/v2")! }
+    var path: String { "/items" }
+    var method: HTTPMethod { .patch }
+    var task: RequestTask { .requestData(Data("patch".utf8)) }
+    var headers: [String: String]? { ["X-Key": "k"] }
+    var sampleData: Data { Data("sample".utf8) }
+    var validationType: ValidationType { .customCodes([204]) }
+}
+
+/// A target built from a base URL string and a path, for the joining rules.
+private struct Joined: TargetType {
+    let base: String
+    let path: String
+    var baseURL: URL { URL(string: base)! }
+    var method: HTTPMethod { .get }
+    var task: RequestTask { .requestPlain }
+    var headers: [String: String]? { nil }
+}
+
 @Suite struct TargetTests {
     @Test(arguments: [
         (GitHub.zen, "https://api.github.com/zen"),
         (GitHub.userProfile("ashfurrow"), "https://api.github.com/users/ashfurrow"),
         (GitHub.userRepositories("ashfurrow"), "https://api.github.com/users/ashfurrow/repos?sort=pushed"),
-        (GitHub.branches("Moya", true), "https://api.github.com/repos/Moya/branches?protected=true"),
+        (GitHub.branches("x", true), "https://api.github.com/repos/x/branches?protected=true"),
         (GitHub.branches("Moya", false), "https://api.github.com/repos/Moya/branches?protected=false"),
     ])
     func githubTargetBuildsTheDocumentedRequests(target: GitHub, url: String) throws {
         let request = try Endpoint.default(for: target).urlRequest()
         #expect(request.url == url)
         #expect(request.method == .get)
+        #expect(request.headerFields.isEmpty)
         #expect(request.body == nil)
     }
 
+    @Test func githubSampleData() {
+        #expect(GitHub.zen.sampleData.text == "Half measures are as bad as nothing at all.")
+        #expect(GitHub.branches("x", true).sampleData.text == #"[{"name": "master"}]"#)
+    }
+
     @Test func defaultsOfTheProtocol() {
-        struct Minimal: TargetType {
-            var baseURL: URL { URL(string: "https://example.com")! }
-            var path: String { "" }
-            var method: HTTPMethod { .get }
-            var task: RequestTask { .requestPlain }
-            var headers: [String: String]? { nil }
-        }
-        #expect(Minimal().sampleData.isEmpty)
-        #expect(Minimal().validationType == .none)
-        #expect(Endpoint.defaultURL(for: Minimal()) == "https://example.com")
+        let minimal = Joined(base: "https://example.com", path: "")
+        #expect(minimal.sampleData.isEmpty)
+        #expect(minimal.validationType == .none)
     }
 
     @Test(arguments: [
+        ("https://example.com", "", "https://example.com"),
+        ("https://example.com/v1/", "", "https://example.com/v1/"),
         ("https://example.com", "/a", "https://example.com/a"),
         ("https://example.com/", "/a", "https://example.com/a"),
         ("https://example.com/v1", "a/b", "https://example.com/v1/a/b"),
         ("https://example.com/v1/", "a", "https://example.com/v1/a"),
+        ("https://example.com/v1", "/a/", "https://example.com/v1/a/"),
     ])
     func baseURLAndPathJoinWithOneSlash(base: String, path: String, expected: String) {
-        struct Joined: TargetType {
-            let base: String
-            let path: String
-            var baseURL: URL { URL(string: base)! }
-            var method: HTTPMethod { .get }
-            var task: RequestTask { .requestPlain }
-            var headers: [String: String]? { nil }
-        }
         #expect(Endpoint.defaultURL(for: Joined(base: base, path: path)) == expected)
+    }
+
+    @Test(arguments: [
+        ("/users/a b", "https://e.com/users/a%20b"),
+        ("/search?q=1", "https://e.com/search%3Fq=1"),
+        ("/notes#top", "https://e.com/notes%23top"),
+        ("/users/é", "https://e.com/users/%C3%A9"),
+        ("/users/a%20b", "https://e.com/users/a%20b"),
+        ("/100%", "https://e.com/100%25"),
+        ("/a:b@c;d=e,f+g!h$i&j'k(l)m*n~o", "https://e.com/a:b@c;d=e,f+g!h$i&j'k(l)m*n~o"),
+    ])
+    func pathCharactersAreEscapedLikeAPathComponent(path: String, expected: String) {
+        #expect(Endpoint.defaultURL(for: Joined(base: "https://e.com", path: path)) == expected)
+    }
+
+    @Test func aQueryOnTheBaseURLStaysAfterThePath() throws {
+        let target = Joined(base: "https://e.com/api?key=1", path: "/zen")
+        #expect(Endpoint.defaultURL(for: target) == "https://e.com/api/zen?key=1")
+        let withFragment = Joined(base: "https://e.com/api/#top", path: "zen")
+        #expect(Endpoint.defaultURL(for: withFragment) == "https://e.com/api/zen#top")
     }
 
     @Test func validationTypeCodes() {
@@ -57,14 +92,27 @@ import Testing
         #expect(ValidationType.customCodes([200, 418]).statusCodes == [200, 418])
     }
 
-    @Test func multiTargetForwardsEverything() throws {
-        let multi = MultiTarget(GitHub.userRepositories("moya"))
-        #expect(multi.baseURL == GitHub.zen.baseURL)
-        #expect(multi.path == "/users/moya/repos")
-        #expect(multi.method == .get)
-        #expect(multi.sampleData == GitHub.userRepositories("moya").sampleData)
-        #expect(multi.target is GitHub)
-        let request = try Endpoint.default(for: multi).urlRequest()
-        #expect(request.url == "https://api.github.com/users/moya/repos?sort=pushed")
+    @Test func multiTargetForwardsEveryProperty() throws {
+        let multi = MultiTarget(Detailed())
+        #expect(multi.baseURL == URL(string: "https://example.com/v2")!)
+        #expect(multi.path == "/items")
+        #expect(multi.method == .patch)
+        #expect(multi.headers == ["X-Key": "k"])
+        #expect(multi.sampleData.text == "sample")
+        #expect(multi.validationType == .customCodes([204]))
+        guard case .requestData(let data) = multi.task else {
+            Issue.record("expected the wrapped task")
+            return
+        }
+        #expect(data.text == "patch")
+        #expect(multi.target is Detailed)
+        #expect(try Endpoint.default(for: multi).urlRequest() == Endpoint.default(for: Detailed()).urlRequest())
+    }
+
+    @Test func multiTargetMixesTargetTypes() throws {
+        let targets = [MultiTarget(GitHub.userRepositories("moya")), MultiTarget(Detailed())]
+        let urls = try targets.map { try Endpoint.default(for: $0).urlRequest().url }
+        #expect(urls == ["https://api.github.com/users/moya/repos?sort=pushed", "https://example.com/v2/items"])
+        #expect(targets.map { $0.target is GitHub } == [true, false])
     }
 }

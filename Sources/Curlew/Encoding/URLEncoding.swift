@@ -10,37 +10,10 @@ import Foundation
 /// `application/x-www-form-urlencoded` body.
 ///
 /// Keys are sorted, so the same parameters always produce the same bytes. Nested objects become
-/// `key[sub]=value`; arrays and Booleans follow ``ArrayEncoding`` and ``BoolEncoding``. Everything but
-/// RFC 3986 unreserved characters (and `?` and `/`, which are safe in a query) is percent-escaped.
+/// `key[sub]=value`; arrays and Booleans follow ``ArrayEncoding`` and ``BoolEncoding``; `null` gives
+/// an empty value (`key=`). Everything but RFC 3986 unreserved characters is percent-escaped (see
+/// ``escape(_:)``). Query parameters are appended to a query the URL already has, before any fragment.
 public struct URLEncoding: ParameterEncoding, Hashable {
-    /// Where the encoded parameters go.
-    public enum Destination: Sendable, Hashable {
-        /// GET, HEAD and DELETE put them in the query string; other methods in the body.
-        case methodDependent
-        /// Always the query string.
-        case queryString
-        /// Always the body.
-        case httpBody
-    }
-
-    /// How array values are written.
-    public enum ArrayEncoding: Sendable, Hashable {
-        /// `key[]=1&key[]=2`.
-        case brackets
-        /// `key=1&key=2`.
-        case noBrackets
-        /// `key[0]=1&key[1]=2`.
-        case indexInBrackets
-    }
-
-    /// How Boolean values are written.
-    public enum BoolEncoding: Sendable, Hashable {
-        /// `1` and `0`.
-        case numeric
-        /// `true` and `false`.
-        case literal
-    }
-
     /// Method-dependent destination, brackets for arrays, numeric Booleans.
     public static let `default` = URLEncoding()
     /// Always the query string.
@@ -56,12 +29,30 @@ public struct URLEncoding: ParameterEncoding, Hashable {
     public var boolEncoding: BoolEncoding
 
     /// Creates an encoding.
-    public init(destination: Destination = .methodDependent, arrayEncoding: ArrayEncoding = .brackets, boolEncoding: BoolEncoding = .numeric) {
+    ///
+    /// - Parameters:
+    ///   - destination: Where the parameters go; method-dependent by default.
+    ///   - arrayEncoding: How arrays are written; `key[]=` by default.
+    ///   - boolEncoding: How Booleans are written; `1`/`0` by default.
+    public init(
+        destination: Destination = .methodDependent, arrayEncoding: ArrayEncoding = .brackets,
+        boolEncoding: BoolEncoding = .numeric
+    ) {
         self.destination = destination
         self.arrayEncoding = arrayEncoding
         self.boolEncoding = boolEncoding
     }
 
+    /// Returns `request` with `parameters` in its query string or as a form body, per ``destination``.
+    ///
+    /// A body gets `Content-Type: application/x-www-form-urlencoded; charset=utf-8` unless the request
+    /// already has a `Content-Type`. Nil or empty parameters leave the request unchanged.
+    ///
+    /// - Parameters:
+    ///   - request: The request to add the parameters to.
+    ///   - parameters: The parameters.
+    /// - Returns: The request with the parameters.
+    /// - Throws: ``ParameterEncodingError/invalidURL(_:)`` when the URL cannot take a query string.
     public func encode(_ request: TransportRequest, with parameters: [String: JSONValue]?) throws -> TransportRequest {
         guard let parameters, !parameters.isEmpty else { return request }
         let query = self.query(parameters)
@@ -73,7 +64,10 @@ public struct URLEncoding: ParameterEncoding, Hashable {
         return request
     }
 
-    /// The encoded `key=value&...` string, keys sorted.
+    /// The encoded `key=value&...` text for `parameters`, keys sorted at every level.
+    ///
+    /// - Parameter parameters: The parameters.
+    /// - Returns: The escaped query, without a leading `?`; empty for no parameters.
     public func query(_ parameters: [String: JSONValue]) -> String {
         var components: [(String, String)] = []
         for key in parameters.keys.sorted() {
@@ -90,7 +84,12 @@ public struct URLEncoding: ParameterEncoding, Hashable {
         }
     }
 
-    /// The escaped pairs for one key and value, flattening objects and arrays.
+    /// The escaped name/value pairs for one parameter, flattening objects and arrays.
+    ///
+    /// - Parameters:
+    ///   - key: The parameter's (unescaped) name; nested names are built as `key[sub]`.
+    ///   - value: Its value.
+    /// - Returns: The pairs in output order, each side already escaped.
     public func queryComponents(key: String, value: JSONValue) -> [(String, String)] {
         switch value {
         case .object(let object):
@@ -121,22 +120,14 @@ public struct URLEncoding: ParameterEncoding, Hashable {
         }
     }
 
-    /// Percent-escapes everything except RFC 3986 unreserved characters, `?` and `/`.
+    /// Percent-escapes every byte except RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`).
+    ///
+    /// Stricter than Alamofire, which leaves `?` and `/` alone in queries: escaping them too is always
+    /// understood by servers and leaves no character whose meaning depends on where it lands.
+    ///
+    /// - Parameter text: A key or value.
+    /// - Returns: The escaped text; a space becomes `%20`, `é` becomes `%C3%A9`.
     public static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"), UInt8(ascii: "?"), UInt8(ascii: "/"):
-                escaped.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                escaped += "%" + Self.hex[Int(byte >> 4)] + Self.hex[Int(byte & 0x0F)]
-            }
-        }
-        return escaped
+        PercentEscaping.escape(text, allowed: PercentEscaping.isUnreserved)
     }
-
-    private static let hex = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "A", "B", "C", "D", "E", "F"]
 }

@@ -7,15 +7,19 @@ import Foundation
 #endif
 
 extension Endpoint {
-    /// The request this endpoint describes.
+    /// The request this endpoint describes, checked before anything is sent.
     ///
-    /// - Throws: ``CurlewError/requestMapping(_:)`` when the URL is not an absolute http(s) URL or a
-    ///   header cannot be sent as given; ``CurlewError/parameterEncoding(_:)`` when parameters cannot be
-    ///   encoded; ``CurlewError/encodableMapping(_:)`` when an `Encodable` body cannot be encoded.
+    /// Header fields are added in ascending name order, so equal endpoints build identical requests.
+    /// JSON bodies get `Content-Type: application/json` unless a header field already sets a type.
+    ///
+    /// - Returns: The request for the transport.
+    /// - Throws: ``CurlewError/requestMapping(_:)`` with the URL when it is not an absolute http(s) URL
+    ///   with a host and without spaces or control characters, or with the reason when a header name
+    ///   is not an HTTP token or a value holds CR, LF or NUL; ``CurlewError/parameterEncoding(_:)``
+    ///   when parameters cannot be encoded; ``CurlewError/encodableMapping(_:)`` when an `Encodable`
+    ///   body cannot be encoded.
     public func urlRequest() throws(CurlewError) -> TransportRequest {
-        guard Self.isAbsoluteHTTPURL(url) else {
-            throw .requestMapping(url)
-        }
+        guard Self.isSendableURL(url) else { throw .requestMapping(url) }
         var fields = HTTPFields()
         for (name, value) in (httpHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
             do {
@@ -43,9 +47,11 @@ extension Endpoint {
             let withQuery = try Self.encode(request, urlParameters, URLEncoding.queryString)
             return withQuery.withBody(bodyData, contentType: nil)
         case .requestCompositeParameters(let bodyParameters, let bodyEncoding, let urlParameters):
+            // Moya stops the process here; a thrown error lets the caller see it and nothing is sent.
             if let urlEncoding = bodyEncoding as? URLEncoding, urlEncoding.destination != .httpBody {
                 throw .parameterEncoding(
-                    ParameterEncodingError.unencodable("a composite request's body encoding must not write to the URL"))
+                    ParameterEncodingError.unencodable(
+                        "a composite request's body encoding must write the body: use URLEncoding.httpBody"))
             }
             let withBody = try Self.encode(request, bodyParameters, bodyEncoding)
             return try Self.encode(withBody, urlParameters, URLEncoding.queryString)
@@ -62,24 +68,28 @@ extension Endpoint {
         }
     }
 
-    /// Whether the string starts with `http://` or `https://` and has a host, as libcurl will require.
-    private static func isAbsoluteHTTPURL(_ url: String) -> Bool {
-        let lowered = url.prefix(8).lowercased()
+    /// Whether the URL is `http://` or `https://` (any case) with a host, and free of spaces and control
+    /// characters, which libcurl's parser would refuse later with a less helpful error.
+    private static func isSendableURL(_ url: String) -> Bool {
+        let scheme = url.prefix(8).lowercased()
         let rest: Substring
-        if lowered.hasPrefix("https://") {
+        if scheme.hasPrefix("https://") {
             rest = url.dropFirst(8)
-        } else if lowered.hasPrefix("http://") {
+        } else if scheme.hasPrefix("http://") {
             rest = url.dropFirst(7)
         } else {
             return false
         }
         guard let first = rest.first, first != "/", first != "?", first != "#" else { return false }
-        return !url.contains(where: { $0 == " " || $0 == "\r" || $0 == "\n" || $0 == "\t" })
+        return !url.utf8.contains { $0 <= 0x20 || $0 == 0x7F }
     }
 }
 
 extension TransportRequest {
-    fileprivate func withJSON(_ value: any Encodable & Sendable, encoder: JSONEncoder) throws(CurlewError) -> TransportRequest {
+    /// A copy with `value` encoded as its JSON body.
+    fileprivate func withJSON(
+        _ value: any Encodable & Sendable, encoder: JSONEncoder
+    ) throws(CurlewError) -> TransportRequest {
         let data: Data
         do {
             data = try encoder.encode(value)

@@ -10,8 +10,8 @@ public import Foundation
 public enum EndpointSampleResponse: Sendable {
     /// A status code and body.
     case networkResponse(Int, Data)
-    /// A full response: status code, header fields and body.
+    /// A full response: status code, header fields and body (Moya's `.response(HTTPURLResponse, Data)`).
     case response(status: Int, headers: [String: String], data: Data)
-    /// A failure, as if the network had failed.
+    /// A failure, as if the request could not be sent or no response arrived (e.g. a timeout).
     case networkError(any Error)
 }

@@ -10,24 +10,31 @@ public import Foundation
 public typealias HTTPMethod = HTTPRequest.Method
 
 /// One call of an API: where it goes, how, and what it sends. Usually an enum with a case per call.
+///
+/// Targets cross from the caller into the provider's nonisolated work, so they must be `Sendable`;
+/// an enum of value payloads is by construction.
 public protocol TargetType: Sendable {
     /// The API's base URL, the same for every case, e.g. `https://api.github.com`.
+    ///
+    /// Use one target type (and one provider) per base URL.
     var baseURL: URL { get }
-    /// The path appended to ``baseURL``, e.g. `/users/octocat`.
+    /// The path appended to ``baseURL``, e.g. `/users/octocat`; empty for the base URL itself.
     var path: String { get }
     /// The HTTP method.
     var method: HTTPMethod { get }
     /// What the request sends (nothing, data, an `Encodable`, parameters...).
     var task: RequestTask { get }
-    /// Header fields to send.
+    /// Header fields to send, or nil for none.
     var headers: [String: String]? { get }
-    /// A sample response body, used when stubbing. Empty by default.
+    /// A sample response body, used when stubbing and in tests. Empty by default.
     var sampleData: Data { get }
     /// Which status codes count as success. ``ValidationType/none`` by default.
     var validationType: ValidationType { get }
 }
 
 extension TargetType {
+    /// No sample body: an empty `Data`.
     public var sampleData: Data { Data() }
+    /// No validation: every status code is accepted.
     public var validationType: ValidationType { .none }
 }

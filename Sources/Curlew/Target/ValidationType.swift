@@ -11,12 +11,12 @@ public enum ValidationType: Sendable, Hashable {
     /// Accept exactly these codes.
     case customCodes([Int])
 
-    /// The accepted codes; empty for ``none``.
+    /// The accepted codes, in ascending order for the ranges; empty for ``none``, which checks nothing.
     public var statusCodes: [Int] {
         switch self {
         case .none: []
-        case .successCodes: Array(200..<300)
-        case .successAndRedirectCodes: Array(200..<400)
+        case .successCodes: Array(200...299)
+        case .successAndRedirectCodes: Array(200...399)
         case .customCodes(let codes): codes
         }
     }
