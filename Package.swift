@@ -59,6 +59,7 @@ let package = Package(
             name: "CurlewTesting",
             dependencies: [
                 "CZlib",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

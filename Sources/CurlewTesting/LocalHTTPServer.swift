@@ -1,9 +1,9 @@
 // Curlew — a real HTTP/1.1 server on loopback for tests and demos.
 
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
 
 /// A real HTTP/1.1 server on 127.0.0.1, started in-process on port 0 and stopped by ``shutdown()``.
 ///
@@ -92,22 +92,23 @@ final class ServerState: Sendable {
         var stopped = false
     }
 
-    private let values = Mutex(Values())
+    // NIO's lock is a pthread mutex, which the thread sanitizer understands (unlike the futex of `Mutex`).
+    private let values = NIOLockedValueBox(Values())
 
-    var statistics: ServerStatistics { values.withLock { $0.statistics } }
-    var requests: [ServerRequest] { values.withLock { $0.requests } }
+    var statistics: ServerStatistics { values.withLockedValue { $0.statistics } }
+    var requests: [ServerRequest] { values.withLockedValue { $0.requests } }
 
-    func resetRecording() { values.withLock { $0.requests.removeAll() } }
+    func resetRecording() { values.withLockedValue { $0.requests.removeAll() } }
 
     func markStopped() -> Bool {
-        values.withLock { values in
+        values.withLockedValue { values in
             defer { values.stopped = true }
             return !values.stopped
         }
     }
 
     func connectionOpened() -> Int {
-        values.withLock { values in
+        values.withLockedValue { values in
             values.statistics.connectionsAccepted += 1
             values.statistics.connectionsOpen += 1
             return values.statistics.connectionsAccepted
@@ -115,14 +116,14 @@ final class ServerState: Sendable {
     }
 
     func connectionClosed() {
-        values.withLock { values in
+        values.withLockedValue { values in
             values.statistics.connectionsOpen -= 1
             values.statistics.connectionsClosed += 1
         }
     }
 
     func record(_ request: ServerRequest) {
-        values.withLock { values in
+        values.withLockedValue { values in
             values.statistics.requestsReceived += 1
             if values.requests.count >= 10_000 { values.requests.removeFirst(1000) }
             values.requests.append(request)

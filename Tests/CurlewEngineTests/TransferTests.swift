@@ -2,7 +2,6 @@
 
 @testable import CurlewEngine
 import HTTPTypes
-import Synchronization
 import Testing
 
 @Suite struct TransferTests {
@@ -13,7 +12,7 @@ import Testing
     @Test func cancelledBeforeAttachResumesAtOnceWithCancellation() async throws {
         let transfer = try makeTransfer()
         #expect(transfer.markCancelled() == false)  // nothing for the loop to abort yet
-        let attached = Mutex<Bool?>(nil)
+        let attached = Locked<Bool?>(nil)
         let outcome = await withUnsafeContinuation { continuation in
             attached.withLock { $0 = transfer.attach(continuation) }
         }

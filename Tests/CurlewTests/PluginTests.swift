@@ -4,7 +4,6 @@ import Curlew
 import CurlewTesting
 import Foundation
 import Logging
-import Synchronization
 import Testing
 
 /// A swift-log handler that keeps messages in memory.

@@ -3,7 +3,6 @@
 import Curlew
 import CurlewTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// The GitHub target from the Targets document.
@@ -69,7 +68,7 @@ struct Local: TargetType, AccessTokenAuthorizable {
 
 /// Records what plugins see, in order.
 final class Recorder: Sendable {
-    private let events = Mutex<[String]>([])
+    private let events = Locked<[String]>([])
     func add(_ event: String) { events.withLock { $0.append(event) } }
     var all: [String] { events.withLock { $0 } }
 }

@@ -5,7 +5,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// What makes two requests identical for sharing: method, URL, header fields and body bytes.
 struct InflightKey: Hashable, Sendable {
@@ -45,7 +44,7 @@ final class InflightCall: Sendable {
         var transfer: Task<Void, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Starts the shared transfer; `done` runs after every waiter has been resumed.
     func start(_ operation: @escaping @Sendable () async -> Outcome, done: @escaping @Sendable () async -> Void) {

@@ -15,7 +15,7 @@ import Glibc
 /// set; nothing waits for the loop. The loop drives libcurl with `curl_multi_socket_action`, whose cost
 /// grows with the sockets that are ready rather than with every transfer in flight.
 final class EventLoop: @unchecked Sendable {
-    // @unchecked: the only state touched from other threads is `inbox` (behind its Mutex), the
+    // @unchecked: the only state touched from other threads is `inbox` (behind its lock), the
     // immutable `wakeFD`, `configuration`, `counters` (atomics) and `cpuClock` (written once before the
     // thread starts). Everything else is confined to the loop thread, which is the only caller of
     // `run()`, of the curl callbacks and of every method below the "Loop thread" mark.
@@ -36,7 +36,7 @@ final class EventLoop: @unchecked Sendable {
     let configuration: SessionConfiguration
     let counters = EngineCounters()
     let logger: Logger
-    private let inbox = Mutex(Inbox())
+    private let inbox = Locked(Inbox())
     private let wakeFD: Int32
     private(set) var thread = pthread_t()
     private var cpuClock = clockid_t(0)

@@ -1,6 +1,5 @@
 // Curlew — one request's hand-over between the calling task and the loop thread.
 
-import Synchronization
 
 /// The part of a transfer shared between the calling task and the loop thread.
 ///
@@ -17,7 +16,7 @@ final class Transfer: Sendable {
     }
 
     let request: PreparedRequest
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The key of this transfer in the loop's table of active transfers.
     var key: ObjectIdentifier { ObjectIdentifier(self) }

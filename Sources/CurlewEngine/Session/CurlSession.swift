@@ -1,9 +1,9 @@
 // Curlew — the public face of the libcurl engine.
 
 public import Logging
-import Synchronization
 
 import CCurlShims
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -24,7 +24,7 @@ public final class CurlSession: HTTPTransport, Sendable {
     /// The settings every transfer of this session uses.
     public let configuration: SessionConfiguration
     private let loop: EventLoop
-    private let stopped = Mutex(false)
+    private let stopped = Locked(false)
 
     /// Starts a session and its event-loop thread.
     ///

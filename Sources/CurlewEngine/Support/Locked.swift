@@ -1,0 +1,62 @@
+// Curlew — state guarded by a pthread mutex.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A value that is only read or written while holding a `pthread_mutex_t`.
+///
+/// Used instead of `Synchronization.Mutex` because the thread sanitizer cannot see the futex slow path
+/// of `Mutex` (it lives in the uninstrumented standard library), so a contended `Mutex` shows up as a
+/// false data race; `pthread_mutex_lock` is intercepted and understood. The state and the mutex share
+/// one allocation.
+package struct Locked<State: Sendable>: @unchecked Sendable {
+    // @unchecked: `State` is Sendable and every access to it goes through `withLock`, which holds the
+    // mutex stored beside it.
+    private let storage: LockedStorage<State>
+
+    /// Wraps `state`.
+    package init(_ state: State) {
+        storage = LockedStorage.make(state)
+    }
+
+    /// Runs `body` with exclusive access to the state. `body` must not block or call back into the lock.
+    @inline(__always)
+    package func withLock<Result, Failure: Error>(
+        _ body: (inout State) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try storage.withLock(body)
+    }
+}
+
+/// The heap object behind ``Locked``: the state as the header, the mutex as the single tail element,
+/// so the mutex never moves while it is in use.
+final class LockedStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
+    static func make(_ state: State) -> LockedStorage<State> {
+        let buffer = create(minimumCapacity: 1) { _ in state }
+        // `create` on this subclass returns an instance of it; the downcast only restores the type.
+        let storage = unsafeDowncast(buffer, to: LockedStorage<State>.self)
+        storage.withUnsafeMutablePointerToElements { mutex in
+            mutex.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(mutex, nil)
+        }
+        return storage
+    }
+
+    @inline(__always)
+    func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+        try withUnsafeMutablePointers { (state, mutex) throws(Failure) -> Result in
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(&state.pointee)
+        }
+    }
+
+    deinit {
+        // The header (the state) is destroyed by ManagedBuffer itself; the tail element is ours.
+        withUnsafeMutablePointerToElements { mutex in
+            pthread_mutex_destroy(mutex)
+            _ = mutex.deinitialize(count: 1)
+        }
+    }
+}
