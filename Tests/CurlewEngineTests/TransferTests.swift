@@ -79,4 +79,23 @@ import Testing
         guard case .failure(let tooLarge, _) = result else { Issue.record("expected failure"); return }
         #expect(tooLarge == .headersTooLarge)
     }
+
+    @Test func headParserKeepsTheServersSpellingOfKnownAndOtherNames() {
+        var parser = ResponseHeadParser(maxHeadBytes: 4096)
+        func feed(_ line: String) -> ResponseHeadParser.Event {
+            Array(line.utf8).withUnsafeBytes { parser.consume($0) }
+        }
+        #expect(feed("HTTP/1.1 200 OK\r\n") == .more)
+        #expect(feed("Content-Type: application/json\r\n") == .more)  // known, canonical case
+        #expect(feed("content-encoding: gzip\r\n") == .more)  // known, lowercase
+        #expect(feed("CONTENT-LENGTH: 7\r\n") == .more)  // not in the table: general path
+        #expect(feed("X-Custom-Thing:\tv\u{00E9}\r\n") == .more)  // non-ASCII value: lenient path
+        #expect(feed("\r\n") == .complete)
+        #expect(parser.fields.map(\.name.rawName) == ["Content-Type", "content-encoding", "CONTENT-LENGTH", "X-Custom-Thing"])
+        #expect(parser.fields[.contentType] == "application/json")
+        #expect(parser.fields[.contentEncoding] == "gzip")
+        #expect(parser.hasContentEncoding)
+        #expect(parser.contentLength == 7)
+        #expect(parser.fields[HTTPField.Name("x-custom-thing")!] == "v\u{00E9}")
+    }
 }

@@ -1,6 +1,9 @@
 // Curlew benchmarks — runs a workload through a client and prints one JSON line of figures.
 
-import Foundation
+// FoundationEssentials and Glibc only: the harness must not load all of Foundation (about 9 MiB of
+// RSS) into the Curlew client, whose peak RSS it reports.
+import Dispatch
+import Glibc
 import Histogram
 
 /// Why a request did not count as correct.
@@ -57,17 +60,15 @@ public func runWorkload(
     let seconds = (clock.now - start).seconds
     let cpu = cpuSeconds() - usageBefore
     let (histogram, errors, firstError) = results
-    let line: [String: Any] = [
-        "client": client, "workload": workload.name, "requests": workload.requests, "errors": errors,
-        "seconds": seconds, "rps": Double(workload.requests) / seconds,
-        "mibps": Double(workload.requests * workload.expectedBytes) / seconds / 1_048_576,
-        "p50_us": histogram.valueAtPercentile(50), "p99_us": histogram.valueAtPercentile(99),
-        "cpu_us_per_request": cpu * 1e6 / Double(workload.requests), "peak_rss_kib": peakRSSKiB(),
-        "first_error": firstError ?? "",
+    let figures: [(String, String)] = [
+        ("client", json(client)), ("workload", json(workload.name)), ("requests", "\(workload.requests)"),
+        ("errors", "\(errors)"), ("seconds", "\(seconds)"), ("rps", "\(Double(workload.requests) / seconds)"),
+        ("mibps", "\(Double(workload.requests * workload.expectedBytes) / seconds / 1_048_576)"),
+        ("p50_us", "\(histogram.valueAtPercentile(50))"), ("p99_us", "\(histogram.valueAtPercentile(99))"),
+        ("cpu_us_per_request", "\(cpu * 1e6 / Double(workload.requests))"), ("peak_rss_kib", "\(peakRSSKiB())"),
+        ("first_error", json(firstError ?? "")),
     ]
-    if let data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) {
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
-    }
+    writeLine("{" + figures.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}", to: 1)
     return errors == 0
 }
 
@@ -80,11 +81,43 @@ public func cpuSeconds() -> Double {
 
 /// Peak resident set size (VmHWM).
 public func peakRSSKiB() -> Int {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0
+    guard let file = fopen("/proc/self/status", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, Int32(line.count), file) != nil {
+        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if text.hasPrefix("VmHWM:") {
+            return Int(text.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0
+        }
     }
     return 0
+}
+
+/// `text` as a JSON string literal.
+func json(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case _ where scalar.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
+
+/// Writes one line to a file descriptor.
+func writeLine(_ text: String, to descriptor: Int32) {
+    var line = text + "\n"
+    line.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+            if written <= 0 { return }
+            offset += written
+        }
+    }
 }
 
 /// Raises the open-file limit to the hard limit (10,000 sockets at once need it).
@@ -102,7 +135,7 @@ public func benchMain(clients: [String: @Sendable (Workload, String) async throw
     guard arguments.count >= 4, let makeClient = clients[arguments[1]],
         let workload = Workload.named(arguments[2], scale: arguments.count > 4 ? Double(arguments[4]) ?? 1 : 1)
     else {
-        FileHandle.standardError.write(Data("usage: \(arguments[0]) \(clients.keys.sorted().joined(separator: "|")) WORKLOAD BASE_URL [SCALE]\n".utf8))
+        writeLine("usage: \(arguments[0]) \(clients.keys.sorted().joined(separator: "|")) WORKLOAD BASE_URL [SCALE]", to: 2)
         exit(2)
     }
     raiseFileLimit()
@@ -113,7 +146,7 @@ public func benchMain(clients: [String: @Sendable (Workload, String) async throw
             let perform = try await makeClient(workload, arguments[3])
             outcome.ok = await runWorkload(client: arguments[1], workload: workload, perform: perform)
         } catch {
-            FileHandle.standardError.write(Data("setup failed: \(error)\n".utf8))
+            writeLine("setup failed: \(error)", to: 2)
         }
         done.signal()
     }

@@ -1,6 +1,6 @@
 // Curlew benchmarks — the workloads every client runs, identically.
 
-import Foundation
+import Glibc
 
 /// One benchmark workload: what to request, how many at once, and what a correct answer looks like.
 public struct Workload: Sendable {
@@ -50,6 +50,6 @@ public struct BenchUser: Decodable, Sendable {
 /// The server's payload sizes, which the runner writes and the clients check.
 public enum BenchPayloads {
     public static let smallLength = 106
-    public static let usersLength = Int(ProcessInfo.processInfo.environment["BENCH_USERS_LENGTH"] ?? "") ?? 0
+    public static let usersLength = getenv("BENCH_USERS_LENGTH").flatMap { Int(String(cString: $0)) } ?? 0
     public static let bigLength = 256 * 1024 * 1024
 }

@@ -2,7 +2,8 @@
 
 import BenchCore
 import Curlew
-import Foundation
+import FoundationEssentials
+import Glibc
 
 struct BenchTarget: TargetType {
     let baseURL: URL
@@ -18,7 +19,7 @@ func makeSession(_ workload: Workload) throws -> CurlSession {
     configuration.maxResponseBodySize = 512 * 1024 * 1024
     configuration.maxPooledHandles = max(256, workload.concurrency)
     configuration.maxIdleConnections = max(1024, workload.concurrency)
-    if let buffer = ProcessInfo.processInfo.environment["CURLEW_BENCH_BUFFER"].flatMap(Int.init) {
+    if let buffer = getenv("CURLEW_BENCH_BUFFER").flatMap({ Int(String(cString: $0)) }) {
         configuration.receiveBufferSize = buffer  // for trying buffer sizes; the suite uses the default
     }
     return try CurlSession(configuration: configuration)

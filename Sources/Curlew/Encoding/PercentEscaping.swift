@@ -35,9 +35,13 @@ enum PercentEscaping {
     /// With `keepingEscapes`, a `%` followed by two hex digits is kept as it is, so text someone
     /// already escaped is not escaped twice; a lone `%` is still written as `%25`.
     static func escape(_ text: some StringProtocol, keepingEscapes: Bool = false, allowed: (UInt8) -> Bool) -> String {
+        // Most keys, values and paths need no escaping: check first (on contiguous bytes, which is
+        // several times cheaper than iterating the UTF-8 view) and skip the copy.
+        var string = String(text)
+        if string.withUTF8({ bytes in bytes.allSatisfy(allowed) }) { return string }
         let bytes = Array(text.utf8)
         var escaped: [UInt8] = []
-        escaped.reserveCapacity(bytes.count)
+        escaped.reserveCapacity(bytes.count + 16)
         for (index, byte) in bytes.enumerated() {
             if allowed(byte) || (keepingEscapes && isEscapeStart(bytes, at: index)) {
                 escaped.append(byte)

@@ -31,17 +31,42 @@ extension Endpoint {
     /// - Parameter target: The target.
     /// - Returns: The full URL, e.g. `https://api.github.com/users/octocat`.
     public static func defaultURL(for target: some TargetType) -> String {
-        let base = target.baseURL.absoluteString
-        guard !target.path.isEmpty else { return base }
-        let split = base.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? base.endIndex
-        let head = String(base[..<split])
-        let path = PercentEscaping.escape(target.path, keepingEscapes: true, allowed: PercentEscaping.isPathAllowed)
-        let joined: String
-        switch (head.hasSuffix("/"), path.hasPrefix("/")) {
-        case (true, true): joined = head + String(path.dropFirst())
-        case (false, false): joined = head + "/" + path
-        default: joined = head + path
+        var base = target.baseURL.absoluteString
+        let rawPath = target.path
+        guard !rawPath.isEmpty else { return base }
+        var path = PercentEscaping.escape(rawPath, keepingEscapes: true, allowed: PercentEscaping.isPathAllowed)
+        // On contiguous bytes: the URL is ASCII (Foundation's URL keeps it percent-encoded), and this
+        // runs for every request, where String indices cost tens of instructions per character.
+        return base.withUTF8 { base in path.withUTF8 { path in join(base, path) } }
+    }
+
+    /// `base` (up to any query or fragment) + exactly one `/` + `path` + the query or fragment.
+    private static func join(_ base: UnsafeBufferPointer<UInt8>, _ path: UnsafeBufferPointer<UInt8>) -> String {
+        var split = base.count
+        for index in base.indices where base[index] == UInt8(ascii: "?") || base[index] == UInt8(ascii: "#") {
+            split = index
+            break
         }
-        return joined + base[split...]
+        let headEndsWithSlash = split > 0 && base[split - 1] == UInt8(ascii: "/")
+        let pathStartsWithSlash = path.first == UInt8(ascii: "/")
+        let pathStart = headEndsWithSlash && pathStartsWithSlash ? 1 : 0
+        let addSlash = !headEndsWithSlash && !pathStartsWithSlash
+        let total = split + (addSlash ? 1 : 0) + (path.count - pathStart) + (base.count - split)
+        return String(unsafeUninitializedCapacity: total) { out in
+            var position = 0
+            func copy(_ bytes: UnsafeBufferPointer<UInt8>) {
+                guard let source = bytes.baseAddress, let target = out.baseAddress, !bytes.isEmpty else { return }
+                (target + position).update(from: source, count: bytes.count)
+                position += bytes.count
+            }
+            copy(UnsafeBufferPointer(rebasing: base[..<split]))
+            if addSlash {
+                out[position] = UInt8(ascii: "/")
+                position += 1
+            }
+            copy(UnsafeBufferPointer(rebasing: path[pathStart...]))
+            copy(UnsafeBufferPointer(rebasing: base[split...]))
+            return position
+        }
     }
 }

@@ -71,17 +71,38 @@ extension Endpoint {
     /// Whether the URL is `http://` or `https://` (any case) with a host, and free of spaces and control
     /// characters, which libcurl's parser would refuse later with a less helpful error.
     private static func isSendableURL(_ url: String) -> Bool {
-        let scheme = url.prefix(8).lowercased()
-        let rest: Substring
-        if scheme.hasPrefix("https://") {
-            rest = url.dropFirst(8)
-        } else if scheme.hasPrefix("http://") {
-            rest = url.dropFirst(7)
-        } else {
-            return false
+        var hostStart = 0
+        var index = 0
+        for byte in url.utf8 {
+            // No spaces or control characters anywhere.
+            guard byte > 0x20, byte != 0x7F else { return false }
+            if hostStart == 0 {
+                // The scheme, compared without case: "http://" or "https://".
+                let expected: UInt8?
+                switch index {
+                case 0: expected = UInt8(ascii: "h")
+                case 1, 2: expected = UInt8(ascii: "t")
+                case 3: expected = UInt8(ascii: "p")
+                default: expected = nil
+                }
+                if let expected {
+                    guard byte | 0x20 == expected else { return false }
+                } else if index == 4, byte | 0x20 == UInt8(ascii: "s") {
+                    // https
+                } else if byte == UInt8(ascii: ":"), index == 4 || index == 5 {
+                    hostStart = index + 3
+                } else {
+                    return false
+                }
+            } else if index < hostStart {
+                guard byte == UInt8(ascii: "/") else { return false }
+            } else if index == hostStart {
+                // A host must follow the "//".
+                guard byte != UInt8(ascii: "/"), byte != UInt8(ascii: "?"), byte != UInt8(ascii: "#") else { return false }
+            }
+            index += 1
         }
-        guard let first = rest.first, first != "/", first != "?", first != "#" else { return false }
-        return !url.utf8.contains { $0 <= 0x20 || $0 == 0x7F }
+        return hostStart > 0 && index > hostStart
     }
 }
 

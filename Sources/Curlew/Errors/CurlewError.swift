@@ -10,7 +10,9 @@ import Foundation
 ///
 /// Moya's `MoyaError` cases, plus ``transport(_:)`` for the engine's failures (including
 /// cancellation). Each case carries the response when there was one.
-public enum CurlewError: Error, Sendable {
+// `indirect`: one reference wide, so every `Result` and async frame that may carry an error stays
+// small on the success path; the box is only paid when an error is made.
+public indirect enum CurlewError: Error, Sendable {
     /// The body could not be turned into JSON.
     case jsonMapping(ApiResponse)
     /// The body (or the value at the key path) could not be turned into a string.

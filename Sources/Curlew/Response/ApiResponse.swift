@@ -12,27 +12,48 @@ public import Foundation
 /// Moya calls this `Response`; Curlew names it `ApiResponse` so it does not clash with the `Response`
 /// types of Vapor or Hummingbird in the same file.
 public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The fields live in one immutable object: an `ApiResponse` is then one reference wide, so the
+    /// results, errors and async frames that carry it stay small and copying it is one retain.
+    private final class Storage: Sendable {
+        let statusCode: Int
+        let data: Data
+        let request: TransportRequest?
+        let headerFields: HTTPFields
+        let transportResponse: TransportResponse?
+
+        init(
+            statusCode: Int, data: Data, request: TransportRequest?, headerFields: HTTPFields,
+            transportResponse: TransportResponse?
+        ) {
+            self.statusCode = statusCode
+            self.data = data
+            self.request = request
+            self.headerFields = headerFields
+            self.transportResponse = transportResponse
+        }
+    }
+
+    private let storage: Storage
+
     /// The HTTP status code.
-    public let statusCode: Int
+    public var statusCode: Int { storage.statusCode }
     /// The response body.
-    public let data: Data
+    public var data: Data { storage.data }
     /// The request that produced this response (nil for responses built by hand).
-    public let request: TransportRequest?
+    public var request: TransportRequest? { storage.request }
     /// The response head's header fields.
-    public let headerFields: HTTPFields
+    public var headerFields: HTTPFields { storage.headerFields }
     /// What the engine received, when the response came over the network (nil for stubs).
-    public let transportResponse: TransportResponse?
+    public var transportResponse: TransportResponse? { storage.transportResponse }
 
     /// Creates a response.
     public init(
         statusCode: Int, data: Data, request: TransportRequest? = nil, headerFields: HTTPFields = [:],
         transportResponse: TransportResponse? = nil
     ) {
-        self.statusCode = statusCode
-        self.data = data
-        self.request = request
-        self.headerFields = headerFields
-        self.transportResponse = transportResponse
+        storage = Storage(
+            statusCode: statusCode, data: data, request: request, headerFields: headerFields,
+            transportResponse: transportResponse)
     }
 
     /// Creates a response from what the engine received for `request`.

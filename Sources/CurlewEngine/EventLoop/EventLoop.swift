@@ -43,16 +43,17 @@ final class EventLoop: @unchecked Sendable {
     /// The loop thread's kernel thread id, once it runs (for tests and diagnostics).
     let kernelThreadID = Atomic<Int32>(0)
 
-    // Loop thread only.
-    private var shards: [MultiShard] = []
+    // Loop thread only. The hot ones skip dynamic exclusivity checks: confined to one thread and
+    // never accessed re-entrantly (curl's callbacks only run inside calls that do not hold them).
+    @exclusivity(unchecked) private var shards: [MultiShard] = []
     /// Shards are used only without connection limits, which libcurl enforces per multi handle.
     private var shardingAllowed: Bool { configuration.maxConnectionsPerHost == 0 && configuration.maxConnectionsTotal == 0 }
     /// Most transfers per multi handle before another shard is opened.
     static let shardSize = 256
     private let epollFD: Int32
-    private var registry: SocketRegistry
-    private var active: [ObjectIdentifier: TransferContext] = [:]
-    private var pool: EasyHandlePool
+    @exclusivity(unchecked) private var registry: SocketRegistry
+    @exclusivity(unchecked) private var active: [ObjectIdentifier: TransferContext] = [:]
+    @exclusivity(unchecked) private var pool: EasyHandlePool
     private var defaults: HandleDefaults?
     private var exiting = false
     private var spareCommands: [Command] = []

@@ -16,7 +16,8 @@ final class TransferContext {
     var headerList: UnsafeMutablePointer<curl_slist>?
     /// For tiny bodies only: a malloc'd copy whose address stays put while curl sends it.
     var ownedBody: UnsafeMutableRawPointer?
-    var head: ResponseHeadParser
+    /// Loop thread only and never accessed re-entrantly, so without dynamic exclusivity checks.
+    @exclusivity(unchecked) var head: ResponseHeadParser
     let sink: any ResponseBodySink
     let maxBodyBytes: Int
     private(set) var receivedBodyBytes = 0

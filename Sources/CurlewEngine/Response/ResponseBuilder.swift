@@ -4,6 +4,10 @@ import CCurl
 import CCurlShims
 import HTTPTypes
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 enum ResponseBuilder {
     /// Reads status, version, reuse and timings from curl and takes the collected head and body.
     static func response(for context: TransferContext) -> Result<TransportResponse, TransportError> {
@@ -19,7 +23,7 @@ enum ResponseBuilder {
         _ = curlew_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
         var urlPointer: UnsafePointer<CChar>?
         _ = curlew_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &urlPointer)
-        let effectiveURL = urlPointer.map { String(cString: $0) } ?? context.transfer.request.request.url
+        let effectiveURL = effectiveURL(urlPointer, requested: context.transfer.request.request.url)
         return .success(
             TransportResponse(
                 status: HTTPResponse.Status(code: code),
@@ -30,6 +34,18 @@ enum ResponseBuilder {
                 connectionReused: connects == 0,
                 timings: timings(easy)
             ))
+    }
+
+    /// The URL curl ended at: the request's own String when curl reports the same bytes (no redirect
+    /// and no normalisation, the usual case), which saves copying it for every response.
+    private static func effectiveURL(_ reported: UnsafePointer<CChar>?, requested: String) -> String {
+        guard let reported else { return requested }
+        let length = strlen(reported)
+        var requested = requested
+        let same = requested.withUTF8 { bytes in
+            bytes.count == length && (length == 0 || bytes.baseAddress.map { memcmp($0, reported, length) == 0 } == true)
+        }
+        return same ? requested : String(cString: reported)
     }
 
     private static func httpVersion(_ value: Int) -> HTTPVersion {
