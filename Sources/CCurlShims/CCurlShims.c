@@ -78,3 +78,7 @@ void curlew_set_thread_name(const char *name) {
 int curlew_thread_id(void) {
     return (int)syscall(SYS_gettid);
 }
+
+const curl_version_info_data *curlew_version_info(void) {
+    return curl_version_info(CURLVERSION_NOW);
+}

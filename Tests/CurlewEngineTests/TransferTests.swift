@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct TransferTests {
     func makeTransfer() throws -> Transfer {
-        Transfer(request: try PreparedRequest(TransportRequest(url: "http://127.0.0.1:1/")))
+        Transfer(request: try PreparedRequest(TransportRequest(url: "http://127.0.0.1:1/"), urls: ParsedURLCache(capacity: 0)))
     }
 
     @Test func cancelledBeforeAttachResumesAtOnceWithCancellation() async throws {
@@ -97,5 +97,33 @@ import Testing
         #expect(parser.hasContentEncoding)
         #expect(parser.contentLength == 7)
         #expect(parser.fields[HTTPField.Name("x-custom-thing")!] == "v\u{00E9}")
+    }
+}
+
+@Suite struct ParsedURLCacheTests {
+    @Test func aURLIsParsedOnceAndSharedUntilTheCacheFills() throws {
+        let cache = ParsedURLCache(capacity: 2)
+        let first = try cache.parsed("http://127.0.0.1:8080/a").get()
+        let again = try cache.parsed("http://127.0.0.1:8080/a").get()
+        #expect(first === again)
+        #expect(cache.count == 1)
+        _ = try cache.parsed("http://127.0.0.1:8080/b").get()
+        #expect(cache.count == 2)
+        // Full: starts over with the new URL only; the old parsed URL stays valid for its holders.
+        _ = try cache.parsed("http://127.0.0.1:8080/c").get()
+        #expect(cache.count == 1)
+        #expect(try cache.parsed("http://127.0.0.1:8080/a").get() !== first)
+    }
+
+    @Test func refusedURLsAreNotCachedAndZeroCapacityCachesNothing() {
+        let cache = ParsedURLCache(capacity: 8)
+        guard case .failure(.refused(let reason)) = cache.parsed("http://exa mple.com/") else {
+            Issue.record("expected libcurl to refuse the URL"); return
+        }
+        #expect(!reason.isEmpty)
+        #expect(cache.count == 0)
+        let off = ParsedURLCache(capacity: 0)
+        _ = off.parsed("http://127.0.0.1/")
+        #expect(off.count == 0)
     }
 }

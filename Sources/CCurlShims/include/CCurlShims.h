@@ -30,6 +30,9 @@ CURLcode curlew_easy_getinfo_string(CURL *easy, CURLINFO info, const char **valu
 /// The CURLMsg fields Swift needs, read without touching the C union.
 int curlew_multi_info_read(CURLM *multi, CURL **easy, CURLcode *result);
 
+/// libcurl's build information for the version of the headers compiled against.
+const curl_version_info_data *curlew_version_info(void);
+
 /// Names the calling thread (shown by `top -H`, gdb and perf).
 void curlew_set_thread_name(const char *name);
 

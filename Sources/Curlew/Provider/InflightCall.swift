@@ -46,17 +46,19 @@ final class InflightCall: Sendable {
 
     private let state = Locked(State())
 
-    /// Starts the shared transfer; `done` runs after every waiter has been resumed.
+    /// Starts the shared transfer; `done` runs when it has finished, before any waiter is resumed.
     func start(_ operation: @escaping @Sendable () async -> Outcome, done: @escaping @Sendable () async -> Void) {
         let task = Task {
             let outcome = await operation()
+            // Leave the provider's table before anyone hears the outcome, so a caller that has its
+            // result never still sees this call in flight (and a new identical request starts afresh).
+            await done()
             let waiters = self.state.withLock { state -> [UnsafeContinuation<Outcome, Never>] in
                 state.outcome = outcome
                 defer { state.waiters = [:] }
                 return Array(state.waiters.values)
             }
             for waiter in waiters { waiter.resume(returning: outcome) }
-            await done()
         }
         let abandoned = state.withLock { state -> Bool in
             state.transfer = task

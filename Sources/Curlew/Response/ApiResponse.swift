@@ -18,11 +18,12 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
         let statusCode: Int
         let data: Data
         let request: TransportRequest?
-        let headerFields: HTTPFields
+        /// Nil when the fields are the transport response's, which parses them only when read.
+        let headerFields: HTTPFields?
         let transportResponse: TransportResponse?
 
         init(
-            statusCode: Int, data: Data, request: TransportRequest?, headerFields: HTTPFields,
+            statusCode: Int, data: Data, request: TransportRequest?, headerFields: HTTPFields?,
             transportResponse: TransportResponse?
         ) {
             self.statusCode = statusCode
@@ -42,7 +43,7 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
     /// The request that produced this response (nil for responses built by hand).
     public var request: TransportRequest? { storage.request }
     /// The response head's header fields.
-    public var headerFields: HTTPFields { storage.headerFields }
+    public var headerFields: HTTPFields { storage.headerFields ?? storage.transportResponse?.headerFields ?? [:] }
     /// What the engine received, when the response came over the network (nil for stubs).
     public var transportResponse: TransportResponse? { storage.transportResponse }
 
@@ -58,9 +59,9 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
 
     /// Creates a response from what the engine received for `request`.
     public init(_ response: TransportResponse, request: TransportRequest) {
-        self.init(
-            statusCode: response.status.code, data: response.body, request: request,
-            headerFields: response.headerFields, transportResponse: response)
+        storage = Storage(
+            statusCode: response.status.code, data: response.body, request: request, headerFields: nil,
+            transportResponse: response)
     }
 
     /// The engine's timings (all zero for stubbed responses).

@@ -22,7 +22,7 @@ extension TransferContext {
         easy.set(CURLOPT_PRIVATE, me)
         easy.set(CURLOPT_WRITEDATA, me)
         easy.set(CURLOPT_HEADERDATA, me)
-        easy.set(CURLOPT_CURLU, UnsafeRawPointer(prepared.url))
+        easy.set(CURLOPT_CURLU, UnsafeRawPointer(prepared.url.handle))
         if let timeout = request.timeout { easy.set(CURLOPT_TIMEOUT_MS, max(1, timeout.milliseconds)) }
 
         let method = request.method

@@ -56,7 +56,7 @@ struct EasyHandle {
             set(CURLOPT_LOW_SPEED_LIMIT, defaults.lowSpeedLimit)
             set(CURLOPT_LOW_SPEED_TIME, defaults.lowSpeedSeconds)
         }
-        if defaults.automaticDecompression { set(CURLOPT_ACCEPT_ENCODING, string: "") }
+        if defaults.automaticDecompression { set(CURLOPT_ACCEPT_ENCODING, string: defaults.acceptEncoding) }
         set(CURLOPT_USERAGENT, string: defaults.userAgent)
         set(CURLOPT_SSL_VERIFYPEER, defaults.verifyTLS ? 1 : 0)
         set(CURLOPT_SSL_VERIFYHOST, defaults.verifyTLS ? 2 : 0)
@@ -72,8 +72,9 @@ struct EasyHandle {
     }
 }
 
-/// The session settings in the form the loop applies to easy handles.
-struct HandleDefaults {
+/// The session settings in the form the loop applies to easy handles (a class: the loop hands it
+/// around on every transfer, and a reference is cheaper to pass than a copy of its strings).
+final class HandleDefaults {
     let loop: UnsafeMutableRawPointer
     let connectTimeoutMilliseconds: Int
     let totalTimeoutMilliseconds: Int
@@ -86,6 +87,8 @@ struct HandleDefaults {
     let tcpKeepAlive: Bool
     let receiveBufferSize: Int
     let expectContinueThreshold: Int?
+    /// The `Accept-Encoding` list: every coding this libcurl decodes.
+    let acceptEncoding: String
 
     init(_ configuration: SessionConfiguration, loop: UnsafeMutableRawPointer) {
         self.loop = loop
@@ -100,7 +103,20 @@ struct HandleDefaults {
         tcpKeepAlive = configuration.tcpKeepAlive
         receiveBufferSize = min(max(configuration.receiveBufferSize, 1024), 10 * 1024 * 1024)
         expectContinueThreshold = configuration.expectContinueThreshold
+        acceptEncoding = Self.supportedEncodings
     }
+
+    /// What libcurl builds for `CURLOPT_ACCEPT_ENCODING` "" (every coding it decodes, in its order),
+    /// computed once: after each `curl_easy_reset` libcurl would build the list again.
+    private static let supportedEncodings: String = {
+        guard let info = curlew_version_info() else { return "" }
+        var codings: [String] = []
+        if info.pointee.libz_version != nil { codings += ["deflate", "gzip"] }
+        if info.pointee.features & CURL_VERSION_BROTLI != 0 { codings.append("br") }
+        if info.pointee.features & CURL_VERSION_ZSTD != 0 { codings.append("zstd") }
+        // Empty lets libcurl decide, as before.
+        return codings.joined(separator: ", ")
+    }()
 }
 
 extension Duration {

@@ -52,7 +52,8 @@ final class EventLoop: @unchecked Sendable {
     static let shardSize = 256
     private let epollFD: Int32
     @exclusivity(unchecked) private var registry: SocketRegistry
-    @exclusivity(unchecked) private var active: [ObjectIdentifier: TransferContext] = [:]
+    /// Transfers curl is running; each context knows its index, so removal is a swap with the last.
+    @exclusivity(unchecked) private var active: [TransferContext] = []
     @exclusivity(unchecked) private var pool: EasyHandlePool
     private var defaults: HandleDefaults?
     private var exiting = false
@@ -262,14 +263,24 @@ final class EventLoop: @unchecked Sendable {
         pool.give(handle, defaults)
     }
     func insertActive(_ context: TransferContext) {
-        active[context.transfer.key] = context
+        context.activeIndex = active.count
+        active.append(context)
+        context.transfer.context = context
         counters.activeTransfers.store(active.count, ordering: .relaxed)
     }
     func removeActive(_ context: TransferContext) {
-        active.removeValue(forKey: context.transfer.key)
+        let index = context.activeIndex
+        guard index >= 0, index < active.count, active[index] === context else { return }
+        let last = active.removeLast()
+        if last !== context {
+            active[index] = last
+            last.activeIndex = index
+        }
+        context.activeIndex = -1
+        context.transfer.context = nil  // breaks the transfer <-> context cycle
         counters.activeTransfers.store(active.count, ordering: .relaxed)
     }
-    func activeContext(for transfer: Transfer) -> TransferContext? { active[transfer.key] }
+    func activeContext(for transfer: Transfer) -> TransferContext? { transfer.context }
 
     // MARK: Curl callbacks (loop thread, inside curl calls)
 
@@ -296,7 +307,7 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Shutdown (loop thread)
 
     private func tearDown(reason: String) {
-        for context in Array(active.values) {
+        for context in active {
             removeAndFinish(context, .failure(context.transfer.request.error(.sessionShutDown, reason)))
         }
         let (leftovers, waiters) = inbox.withLock { inbox -> ([Command], [UnsafeContinuation<Void, Never>]) in

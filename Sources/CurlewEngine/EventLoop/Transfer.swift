@@ -1,6 +1,5 @@
 // Curlew — one request's hand-over between the calling task and the loop thread.
 
-
 /// The part of a transfer shared between the calling task and the loop thread.
 ///
 /// It holds the continuation and the cancellation flag under one lock, so that the continuation is
@@ -18,8 +17,9 @@ final class Transfer: Sendable {
     let request: PreparedRequest
     private let state = Locked(State())
 
-    /// The key of this transfer in the loop's table of active transfers.
-    var key: ObjectIdentifier { ObjectIdentifier(self) }
+    /// The loop's working state while curl runs this transfer. Loop thread only: set when the
+    /// transfer starts and cleared when it leaves curl (which also breaks the reference cycle).
+    nonisolated(unsafe) var context: TransferContext?
 
     init(request: PreparedRequest) {
         self.request = request

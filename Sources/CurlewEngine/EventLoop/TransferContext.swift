@@ -6,9 +6,11 @@ import HTTPTypes
 /// Everything the loop thread keeps for one transfer while curl runs it.
 ///
 /// Confined to the loop thread: created there when the transfer starts, reached from curl's callbacks
-/// through an unretained pointer (the loop's table of active transfers holds the only strong
-/// reference), and dropped when the transfer leaves the multi handle.
+/// through an unretained pointer (the loop's table of active transfers holds it), and dropped when the
+/// transfer leaves the multi handle.
 final class TransferContext {
+    /// Position in the loop's table of active transfers, -1 when not in it.
+    var activeIndex = -1
     let transfer: Transfer
     let handle: EasyHandle
     /// The multi handle running this transfer.

@@ -8,41 +8,33 @@ import HTTPTypes
 /// Checking happens on the calling task's thread so that a bad request is refused before it is queued,
 /// and so the loop thread spends no time parsing. The parsed URL is handed to the easy handle as
 /// `CURLOPT_CURLU`, so libcurl does not parse it a second time.
-final class PreparedRequest: @unchecked Sendable {
-    // @unchecked: `url` is a CURLU handle written only in `init` on the caller's thread and afterwards
-    // only read (by libcurl, on the loop thread). The hand-over goes through the loop inbox's lock,
-    // which orders the writes before the reads; the handle is freed in `deinit`, after both are done.
+struct PreparedRequest: Sendable {
     let request: TransportRequest
-    let url: OpaquePointer
+    let url: ParsedURL
 
-    init(_ request: TransportRequest) throws(TransportError) {
-        self.request = request
+    init(_ request: TransportRequest, urls: ParsedURLCache) throws(TransportError) {
         guard Self.hasHTTPScheme(request.url) else {
             throw TransportError(
                 .invalidURL, message: "only absolute http:// and https:// URLs are supported: \(String(reflecting: request.url))",
                 url: request.url, method: request.method.rawValue)
         }
-        guard let handle = curl_url() else {
+        switch urls.parsed(request.url) {
+        case .success(let parsed):
+            url = parsed
+        case .failure(.noMemory):
             throw TransportError(.curl, message: "libcurl could not allocate a URL handle", url: request.url)
-        }
-        let code = request.url.withCString { curl_url_set(handle, CURLUPART_URL, $0, 0) }
-        guard code == CURLUE_OK else {
-            let reason = curl_url_strerror(code).map { String(cString: $0) } ?? "malformed URL"
-            curl_url_cleanup(handle)
+        case .failure(.refused(let reason)):
             throw TransportError(
                 .invalidURL, message: "libcurl cannot parse the URL \(String(reflecting: request.url)): \(reason)",
                 url: request.url, method: request.method.rawValue)
         }
         for field in request.headerFields where !HeaderValidation.isSendable(value: field.value) {
-            curl_url_cleanup(handle)
             throw TransportError(
                 .invalidHeader, message: "value of header \(field.name) contains CR, LF or NUL",
                 url: request.url, method: request.method.rawValue)
         }
-        self.url = handle
+        self.request = request
     }
-
-    deinit { curl_url_cleanup(url) }
 
     /// An error about this request.
     func error(_ code: TransportError.Code, _ message: String) -> TransportError {
@@ -51,15 +43,20 @@ final class PreparedRequest: @unchecked Sendable {
 
     /// Whether the URL starts with `http://` or `https://`, ignoring case (curl would accept others).
     private static func hasHTTPScheme(_ url: String) -> Bool {
-        var iterator = url.utf8.makeIterator()
-        let http: [UInt8] = Array("http".utf8)
-        for expected in http {
-            guard let byte = iterator.next(), byte | 0x20 == expected else { return false }
+        var url = url
+        return url.withUTF8 { bytes in startsWith(bytes, "https://") || startsWith(bytes, "http://") }
+    }
+
+    /// Whether `bytes` start with `prefix` (lowercase ASCII), ignoring the case of letters.
+    private static func startsWith(_ bytes: UnsafeBufferPointer<UInt8>, _ prefix: StaticString) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        guard bytes.count >= count else { return false }
+        let expected = prefix.utf8Start
+        for index in 0..<count {
+            let want = expected[index]
+            let isLetter = want >= UInt8(ascii: "a") && want <= UInt8(ascii: "z")
+            guard (isLetter ? bytes[index] | 0x20 : bytes[index]) == want else { return false }
         }
-        var next = iterator.next()
-        if next.map({ $0 | 0x20 }) == UInt8(ascii: "s") { next = iterator.next() }
-        guard next == UInt8(ascii: ":"), iterator.next() == UInt8(ascii: "/"), iterator.next() == UInt8(ascii: "/")
-        else { return false }
         return true
     }
 }

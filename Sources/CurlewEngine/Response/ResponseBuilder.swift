@@ -27,7 +27,7 @@ enum ResponseBuilder {
         return .success(
             TransportResponse(
                 status: HTTPResponse.Status(code: code),
-                headerFields: context.head.fields,
+                head: context.head.makeHead(),
                 body: context.sink.finish(),
                 effectiveURL: effectiveURL,
                 httpVersion: httpVersion(version),

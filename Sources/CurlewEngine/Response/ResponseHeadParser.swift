@@ -1,4 +1,4 @@
-// Curlew — turning the header lines curl hands over into HTTPFields, with the engine's checks.
+// Curlew — collecting the header lines curl hands over, with the engine's checks.
 
 import HTTPTypes
 
@@ -16,8 +16,8 @@ struct ResponseHeadParser {
         case failure(TransportError.Code, String)
     }
 
-    /// The final head's fields, in the order received.
-    private(set) var fields = HTTPFields()
+    /// The final head's field lines (see ``ReceivedHead``), in the order received.
+    private var lines: [UInt8] = []
     private(set) var statusCode = 0
     private(set) var contentLength: Int?
     private(set) var hasContentEncoding = false
@@ -51,8 +51,8 @@ struct ResponseHeadParser {
 
     private mutating func statusLine(_ text: UnsafeRawBufferPointer) -> Event {
         // A new status line starts a new head (after a 1xx response, or a redirect when following).
-        fields = HTTPFields()
-        fields.reserveCapacity(12)
+        lines.removeAll(keepingCapacity: true)
+        if lines.capacity == 0 { lines.reserveCapacity(512) }
         contentLength = nil
         hasContentEncoding = false
         statusCode = 0
@@ -80,23 +80,13 @@ struct ResponseHeadParser {
 
     private mutating func fieldLine(_ text: UnsafeRawBufferPointer) -> Event {
         guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return .more }
-        let nameBytes = UnsafeRawBufferPointer(rebasing: text[0..<colon])
-        let name: HTTPField.Name
-        let role: KnownFieldNames.Role
-        if let known = KnownFieldNames.lookup(nameBytes) {
-            (name, role) = known
-        } else {
-            // A name that is not a token cannot be represented in HTTPFields; such a line is dropped.
-            guard let parsed = HTTPField.Name(String(decoding: nameBytes, as: UTF8.self)) else { return .more }
-            name = parsed
-            role = KnownFieldNames.role(of: parsed)
-        }
+        let name = UnsafeRawBufferPointer(rebasing: text[0..<colon])
         var start = colon + 1
         var end = text.count
         while start < end, text[start] == 0x20 || text[start] == 0x09 { start += 1 }
         while end > start, text[end - 1] == 0x20 || text[end - 1] == 0x09 { end -= 1 }
         let value = UnsafeRawBufferPointer(rebasing: text[start..<end])
-        if role == .contentLength {
+        if Self.equalsIgnoringCase(name, Self.contentLengthName) {
             guard let length = Self.decimal(value) else {
                 return .failure(.invalidResponse, "the response has an invalid Content-Length")
             }
@@ -105,28 +95,37 @@ struct ResponseHeadParser {
                     .invalidResponse, "the response has two different Content-Length values (\(contentLength) and \(length))")
             }
             contentLength = length
-        } else if role == .contentEncoding {
+        } else if Self.equalsIgnoringCase(name, Self.contentEncodingName) {
             hasContentEncoding = true
         }
-        if Self.isPrintableASCII(value) {
-            // The usual case: one String, no repair pass.
-            append(HTTPField(name: name, value: String(decoding: value, as: UTF8.self)))
-        } else {
-            append(HTTPField(name: name, lenientValue: value))
-        }
+        Self.append(name, value, to: &lines)
         return .more
     }
 
-    /// Appends one field. (Measured: this is the cheapest way in. Building an array first and converting
-    /// it, or calling `replaceSubrange` directly, reach HTTPFields' unspecialised generic code.)
-    private mutating func append(_ field: HTTPField) {
-        fields.append(field)
+    /// Appends `name:value\n`.
+    private static func append(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, to lines: inout [UInt8]) {
+        lines.append(contentsOf: name)
+        lines.append(UInt8(ascii: ":"))
+        lines.append(contentsOf: value)
+        lines.append(UInt8(ascii: "\n"))
     }
 
-    /// Whether every byte is a visible ASCII character, a space or a tab.
-    private static func isPrintableASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        for byte in bytes where (byte < 0x20 && byte != 0x09) || byte > 0x7E {
-            return false
+    /// The head received so far, for the response.
+    func makeHead() -> ReceivedHead { ReceivedHead(lines: lines) }
+
+    /// The final head's fields (parsed now; the engine hands ``makeHead()`` to the response instead).
+    var fields: HTTPFields { makeHead().fields }
+
+    private static let contentLengthName = Array("content-length".utf8)
+    private static let contentEncodingName = Array("content-encoding".utf8)
+
+    /// Whether `bytes` spell `lowercase` in any letter case.
+    private static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: [UInt8]) -> Bool {
+        guard bytes.count == lowercase.count else { return false }
+        for index in 0..<bytes.count {
+            let expected = lowercase[index]
+            let isLetter = expected >= UInt8(ascii: "a") && expected <= UInt8(ascii: "z")
+            guard (isLetter ? bytes[index] | 0x20 : bytes[index]) == expected else { return false }
         }
         return true
     }

@@ -10,23 +10,57 @@ public import HTTPTypes
 /// A complete HTTP response received by the engine.
 ///
 /// Named `TransportResponse` so it does not clash with the `Response` types of server frameworks
-/// (Vapor, Hummingbird) or with Curlew's own provider-level ``Response``.
+/// (Vapor, Hummingbird) or with the provider-level `ApiResponse` of the Curlew module.
+///
+/// A value type with copy-on-write storage: copies are one reference wide, and changing a copy never
+/// changes another.
 public struct TransportResponse: Sendable {
     /// The status code of the final response.
-    public var status: HTTPResponse.Status
+    public var status: HTTPResponse.Status {
+        get { storage.status }
+        set { mutableStorage.status = newValue }
+    }
     /// Every header field of the final response, in order; repeated fields are kept and names compare
     /// case-insensitively.
-    public var headerFields: HTTPFields
+    ///
+    /// For a response from the network the fields are parsed from the received head the first time
+    /// they are read (on the reader's thread, once); a response whose fields are never read never pays
+    /// for them.
+    public var headerFields: HTTPFields {
+        get { storage.receivedHead?.fields ?? storage.assignedFields }
+        set {
+            let storage = mutableStorage
+            storage.assignedFields = newValue
+            storage.receivedHead = nil
+        }
+    }
     /// The response body, decoded from its `Content-Encoding`.
-    public var body: Data
+    public var body: Data {
+        get { storage.body }
+        set { mutableStorage.body = newValue }
+    }
     /// The URL the response came from.
-    public var effectiveURL: String
+    public var effectiveURL: String {
+        get { storage.effectiveURL }
+        set { mutableStorage.effectiveURL = newValue }
+    }
     /// The protocol version of the response.
-    public var httpVersion: HTTPVersion
+    public var httpVersion: HTTPVersion {
+        get { storage.httpVersion }
+        set { mutableStorage.httpVersion = newValue }
+    }
     /// Whether the request went over a connection that was already open.
-    public var connectionReused: Bool
+    public var connectionReused: Bool {
+        get { storage.connectionReused }
+        set { mutableStorage.connectionReused = newValue }
+    }
     /// When each phase of the transfer completed.
-    public var timings: TransferTimings
+    public var timings: TransferTimings {
+        get { storage.timings }
+        set { mutableStorage.timings = newValue }
+    }
+
+    private var storage: Storage
 
     /// Creates a response from its parts.
     public init(
@@ -34,12 +68,60 @@ public struct TransportResponse: Sendable {
         effectiveURL: String = "", httpVersion: HTTPVersion = .none, connectionReused: Bool = false,
         timings: TransferTimings = .zero
     ) {
-        self.status = status
-        self.headerFields = headerFields
-        self.body = body
-        self.effectiveURL = effectiveURL
-        self.httpVersion = httpVersion
-        self.connectionReused = connectionReused
-        self.timings = timings
+        storage = Storage(
+            status: status, assignedFields: headerFields, receivedHead: nil, body: body, effectiveURL: effectiveURL,
+            httpVersion: httpVersion, connectionReused: connectionReused, timings: timings)
+    }
+
+    /// A response from the network, whose fields stay unparsed until read.
+    init(
+        status: HTTPResponse.Status, head: ReceivedHead, body: Data, effectiveURL: String, httpVersion: HTTPVersion,
+        connectionReused: Bool, timings: TransferTimings
+    ) {
+        storage = Storage(
+            status: status, assignedFields: HTTPFields(), receivedHead: head, body: body, effectiveURL: effectiveURL,
+            httpVersion: httpVersion, connectionReused: connectionReused, timings: timings)
+    }
+
+    /// The storage, copied first when another value shares it.
+    private var mutableStorage: Storage {
+        mutating get {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            return storage
+        }
+    }
+
+    private final class Storage: @unchecked Sendable {
+        // @unchecked: mutated only through `mutableStorage`, i.e. only while uniquely referenced by the
+        // one `TransportResponse` value doing the mutation; shared instances are never written.
+        var status: HTTPResponse.Status
+        var assignedFields: HTTPFields
+        var receivedHead: ReceivedHead?
+        var body: Data
+        var effectiveURL: String
+        var httpVersion: HTTPVersion
+        var connectionReused: Bool
+        var timings: TransferTimings
+
+        init(
+            status: HTTPResponse.Status, assignedFields: HTTPFields, receivedHead: ReceivedHead?, body: Data,
+            effectiveURL: String, httpVersion: HTTPVersion, connectionReused: Bool, timings: TransferTimings
+        ) {
+            self.status = status
+            self.assignedFields = assignedFields
+            self.receivedHead = receivedHead
+            self.body = body
+            self.effectiveURL = effectiveURL
+            self.httpVersion = httpVersion
+            self.connectionReused = connectionReused
+            self.timings = timings
+        }
+
+        func copy() -> Storage {
+            Storage(
+                status: status, assignedFields: assignedFields, receivedHead: receivedHead, body: body,
+                effectiveURL: effectiveURL, httpVersion: httpVersion, connectionReused: connectionReused,
+                timings: timings)
+        }
     }
 }

@@ -25,6 +25,7 @@ public final class CurlSession: HTTPTransport, Sendable {
     public let configuration: SessionConfiguration
     private let loop: EventLoop
     private let stopped = Locked(false)
+    private let urls: ParsedURLCache
 
     /// Starts a session and its event-loop thread.
     ///
@@ -34,6 +35,7 @@ public final class CurlSession: HTTPTransport, Sendable {
         logger: Logger = Logger(label: "curlew.engine")
     ) throws(TransportError) {
         self.configuration = configuration
+        urls = ParsedURLCache(capacity: configuration.parsedURLCacheCapacity)
         loop = try EventLoop(configuration: configuration, logger: logger)
         try loop.start()
     }
@@ -62,7 +64,7 @@ public final class CurlSession: HTTPTransport, Sendable {
     ///
     /// - Throws: ``TransportError`` for invalid input, transport failures, cancellation and shutdown.
     public func execute(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
-        let transfer = Transfer(request: try PreparedRequest(request))
+        let transfer = Transfer(request: try PreparedRequest(request, urls: urls))
         let loop = self.loop
         let outcome = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: Transfer.Continuation) in

@@ -1,0 +1,67 @@
+// Curlew — libcurl's parsed form of a URL, shared by the requests that use it.
+
+import CCurl
+
+/// A `CURLU` handle holding one parsed URL. Immutable once made; freed when the last request using it
+/// is done.
+final class ParsedURL: @unchecked Sendable {
+    // @unchecked: the handle is written only in `init`, on the creating thread, and afterwards only
+    // read (libcurl duplicates it when a transfer starts, never changes it). Handing it to the loop
+    // goes through the inbox's lock, which orders the write before every read.
+    let handle: OpaquePointer
+
+    /// Parses `url` with libcurl's URL parser, or returns libcurl's reason for refusing it.
+    static func parse(_ url: String) -> Result<ParsedURL, ParseFailure> {
+        guard let handle = curl_url() else { return .failure(.noMemory) }
+        let code = url.withCString { curl_url_set(handle, CURLUPART_URL, $0, 0) }
+        guard code == CURLUE_OK else {
+            curl_url_cleanup(handle)
+            return .failure(.refused(curl_url_strerror(code).map { String(cString: $0) } ?? "malformed URL"))
+        }
+        return .success(ParsedURL(handle))
+    }
+
+    private init(_ handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    deinit { curl_url_cleanup(handle) }
+
+    enum ParseFailure: Error {
+        case noMemory
+        case refused(String)
+    }
+}
+
+/// The parsed forms of the URLs a session used most recently.
+///
+/// API clients send many requests to the same few URLs; parsing one with libcurl costs several
+/// thousand instructions, a lookup here a few hundred. The cache is bounded: when full it starts over,
+/// so a stream of distinct URLs costs one insertion each and memory stays under `capacity` entries.
+final class ParsedURLCache: Sendable {
+    private let entries = Locked<[String: ParsedURL]>([:])
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    /// The parsed `url`, from the cache or parsed now (and then kept).
+    func parsed(_ url: String) -> Result<ParsedURL, ParsedURL.ParseFailure> {
+        guard capacity > 0 else { return ParsedURL.parse(url) }
+        if let cached = entries.withLock({ $0[url] }) { return .success(cached) }
+        // Parse outside the lock: concurrent misses for one URL may parse it twice, and the later
+        // insertion wins, which is harmless.
+        let result = ParsedURL.parse(url)
+        if case .success(let parsed) = result {
+            entries.withLock { entries in
+                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+                entries[url] = parsed
+            }
+        }
+        return result
+    }
+
+    /// How many URLs are cached (for tests).
+    var count: Int { entries.withLock { $0.count } }
+}
