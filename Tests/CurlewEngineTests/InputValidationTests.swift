@@ -71,3 +71,16 @@ import Testing
         }
     }
 }
+
+@Suite struct SessionConfigurationValidationTests {
+    @Test func aUserAgentThatWouldSplitTheHeadIsRefused() {
+        var configuration = SessionConfiguration()
+        configuration.userAgent = "agent\r\nX-Injected: yes"
+        do {
+            _ = try CurlSession(configuration: configuration)
+            Issue.record("expected the session to refuse the user agent")
+        } catch {
+            #expect(error.code == .invalidHeader)
+        }
+    }
+}

@@ -111,6 +111,30 @@ import Testing
         }
     }
 
+    @Test func aRequestsOwnUserAgentAndAcceptEncodingReplaceTheDefaults() async throws {
+        try await withServerAndSession(handler: Self.echo) { server, session in
+            let request = try TransportRequest(
+                url: server.url("/"), headers: [("User-Agent", "mine/2"), ("Accept-Encoding", "identity"), ("X-A", "1")])
+            _ = try await session.execute(request)
+            let received = try #require(server.requests.last)
+            #expect(received.headers(named: "User-Agent") == ["mine/2"])
+            #expect(received.headers(named: "Accept-Encoding") == ["identity"])
+            #expect(received.header("X-A") == "1")
+        }
+    }
+
+    @Test func anEmptyUserAgentSendsNone() async throws {
+        var configuration = SessionConfiguration()
+        configuration.userAgent = ""
+        configuration.automaticDecompression = false
+        try await withServerAndSession(configuration: configuration, handler: Self.echo) { server, session in
+            _ = try await session.execute(TransportRequest(url: server.url("/")))
+            let received = try #require(server.requests.last)
+            #expect(received.headers(named: "User-Agent") == [])
+            #expect(received.headers(named: "Accept-Encoding") == [])
+        }
+    }
+
     @Test func requestTimeoutOverridesSessionTimeout() async throws {
         try await withServerAndSession(handler: { _ in .hang }) { server, session in
             let error = await transportError {

@@ -42,8 +42,13 @@ extension TransferContext {
         } else if method != .get {
             easy.set(CURLOPT_CUSTOMREQUEST, string: method.rawValue)
         }
-        headerList = Self.headerList(for: request.headerFields, bodyLength: bodyLength, defaults: defaults)
-        if let headerList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(headerList)) }
+        if request.headerFields.isEmpty, bodyLength == nil {
+            // The common case: only the session's default lines, from the list the session keeps.
+            if let shared = defaults.sharedHeaderList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(shared)) }
+        } else {
+            headerList = Self.headerList(for: request.headerFields, bodyLength: bodyLength, defaults: defaults)
+            if let headerList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(headerList)) }
+        }
     }
 
     /// A zero-length body that lives for the whole process.
@@ -81,6 +86,8 @@ extension TransferContext {
         }
         var hasContentType = false
         var hasExpect = false
+        // The session's User-Agent and Accept-Encoding, unless the request sets its own.
+        for (name, line) in defaults.defaultHeaderLines where fields[name] == nil { append(line) }
         for field in fields {
             if field.name == .contentType { hasContentType = true }
             if field.name == .expect { hasExpect = true }

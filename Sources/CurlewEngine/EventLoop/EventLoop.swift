@@ -323,6 +323,7 @@ final class EventLoop: @unchecked Sendable {
         }
         pool.drain()
         for shard in shards { shard.cleanup() }  // closes idle connections through closeSocket
+        defaults?.releaseSharedHeaderList()
         shards = []
         inbox.withLock { _ in
             close(wakeFD)

@@ -29,11 +29,16 @@ public final class CurlSession: HTTPTransport, Sendable {
 
     /// Starts a session and its event-loop thread.
     ///
-    /// - Throws: ``TransportError`` when libcurl cannot be initialised or the thread cannot start.
+    /// - Throws: ``TransportError`` when the user agent holds CR, LF or NUL (``TransportError/Code/invalidHeader``),
+    ///   or libcurl cannot be initialised or the thread cannot start.
     public init(
         configuration: SessionConfiguration = SessionConfiguration(),
         logger: Logger = Logger(label: "curlew.engine")
     ) throws(TransportError) {
+        guard HeaderValidation.isSendable(value: configuration.userAgent) else {
+            throw TransportError(
+                .invalidHeader, message: "the user agent contains CR, LF or NUL and would not be sent as given")
+        }
         self.configuration = configuration
         urls = ParsedURLCache(capacity: configuration.parsedURLCacheCapacity)
         loop = try EventLoop(configuration: configuration, logger: logger)

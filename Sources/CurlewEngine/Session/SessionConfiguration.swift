@@ -53,8 +53,9 @@ public struct SessionConfiguration: Sendable, Hashable {
     public var receiveBufferSize: Int = 256 * 1024
     /// How many distinct URLs the session keeps in libcurl's parsed form (0 turns the cache off).
     ///
-    /// Parsing a URL costs several thousand instructions; requests to a URL parsed recently skip it.
-    /// When the cache is full it is emptied and starts over.
+    /// Every URL is parsed with libcurl's parser before anything is queued, which costs several thousand
+    /// instructions; requests to a URL parsed recently reuse the parsed form. When the cache is full it
+    /// is emptied and starts over.
     public var parsedURLCacheCapacity: Int = 256
 
     /// The default configuration.
