@@ -2,28 +2,34 @@
 
 import HTTPTypes
 
-/// The field lines of a response head, kept as bytes until ``fields`` is first read.
+/// The field lines of a response head, kept as received until ``fields`` is first read.
 ///
 /// Most callers never look at most responses' header fields, and building `HTTPFields` (a String and
 /// a validation pass per name and value) was the largest cost the engine added per request. The loop
 /// thread therefore only copies the lines; they are parsed on the reading task's thread, once, and
 /// the result is kept.
-final class ReceivedHead: Sendable {
-    /// `name:value\n` per field, values already trimmed. Unambiguous: a name holds no `:` (it ends at
-    /// the first one) and no line holds `\n` (curl splits lines there).
-    private let lines: [UInt8]
-    private let parsed = Locked<HTTPFields?>(nil)
-
-    init(lines: [UInt8]) {
-        self.lines = lines
+struct ReceivedHead: Sendable {
+    private struct State {
+        /// Each field line as received (without its CRLF), followed by `\n`. Unambiguous: curl splits
+        /// lines at `\n`, so no line holds one.
+        let lines: [UInt8]
+        var fields: HTTPFields?
     }
 
-    /// The fields in the order received. A line whose name is not an HTTP token is left out.
+    // One allocation holds the lines, the parsed fields and the lock.
+    private let state: Locked<State>
+
+    init(lines: [UInt8]) {
+        state = Locked(State(lines: lines))
+    }
+
+    /// The fields in the order received. A line without a colon, or whose name is not an HTTP token,
+    /// is left out.
     var fields: HTTPFields {
-        parsed.withLock { cached in
-            if let cached { return cached }
-            let fields = Self.parse(lines)
-            cached = fields
+        state.withLock { state in
+            if let fields = state.fields { return fields }
+            let fields = Self.parse(state.lines)
+            state.fields = fields
             return fields
         }
     }
@@ -39,7 +45,7 @@ final class ReceivedHead: Sendable {
                 if let colon = line.firstIndex(of: UInt8(ascii: ":")),
                     let name = name(UnsafeRawBufferPointer(rebasing: line[..<colon]))
                 {
-                    let value = UnsafeRawBufferPointer(rebasing: line[(colon + 1)...])
+                    let value = ResponseHeadParser.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...]))
                     if isPrintableASCII(value) {
                         // The usual case: one String, no repair pass.
                         fields.append(HTTPField(name: name, value: String(decoding: value, as: UTF8.self)))

@@ -79,35 +79,35 @@ struct ResponseHeadParser {
     }
 
     private mutating func fieldLine(_ text: UnsafeRawBufferPointer) -> Event {
-        guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return .more }
-        let name = UnsafeRawBufferPointer(rebasing: text[0..<colon])
-        var start = colon + 1
-        var end = text.count
-        while start < end, text[start] == 0x20 || text[start] == 0x09 { start += 1 }
-        while end > start, text[end - 1] == 0x20 || text[end - 1] == 0x09 { end -= 1 }
-        let value = UnsafeRawBufferPointer(rebasing: text[start..<end])
-        if Self.equalsIgnoringCase(name, Self.contentLengthName) {
-            guard let length = Self.decimal(value) else {
-                return .failure(.invalidResponse, "the response has an invalid Content-Length")
+        // Only the two names the engine acts on are looked at here (both start with C, which skips
+        // most lines at once); the line is kept as it came and split into name and value when read.
+        if text.count >= 15, text[0] | 0x20 == UInt8(ascii: "c"), let colon = text.firstIndex(of: UInt8(ascii: ":")) {
+            let name = UnsafeRawBufferPointer(rebasing: text[0..<colon])
+            if Self.equalsIgnoringCase(name, Self.contentLengthName) {
+                guard let length = Self.decimal(Self.trimmed(UnsafeRawBufferPointer(rebasing: text[(colon + 1)...]))) else {
+                    return .failure(.invalidResponse, "the response has an invalid Content-Length")
+                }
+                if let contentLength, contentLength != length {
+                    return .failure(
+                        .invalidResponse, "the response has two different Content-Length values (\(contentLength) and \(length))")
+                }
+                contentLength = length
+            } else if Self.equalsIgnoringCase(name, Self.contentEncodingName) {
+                hasContentEncoding = true
             }
-            if let contentLength, contentLength != length {
-                return .failure(
-                    .invalidResponse, "the response has two different Content-Length values (\(contentLength) and \(length))")
-            }
-            contentLength = length
-        } else if Self.equalsIgnoringCase(name, Self.contentEncodingName) {
-            hasContentEncoding = true
         }
-        Self.append(name, value, to: &lines)
+        lines.append(contentsOf: text)
+        lines.append(UInt8(ascii: "\n"))
         return .more
     }
 
-    /// Appends `name:value\n`.
-    private static func append(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, to lines: inout [UInt8]) {
-        lines.append(contentsOf: name)
-        lines.append(UInt8(ascii: ":"))
-        lines.append(contentsOf: value)
-        lines.append(UInt8(ascii: "\n"))
+    /// `bytes` without leading and trailing spaces and tabs.
+    static func trimmed(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        var start = 0
+        var end = bytes.count
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
     }
 
     /// The head received so far, for the response.
