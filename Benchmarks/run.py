@@ -20,6 +20,7 @@ def free_port():
 
 PORT = free_port()
 SMALL = '{"id":1,"name":"curlew","tags":["fast","safe"],"active":true,"score":99.5,"note":"small body for benches"}'
+INSTRUCTION_WORKLOADS = ["small-get-1", "json-16"]
 WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k"]
 
 
@@ -83,9 +84,12 @@ def accepts():
 
 
 def build(smoke, out):
-    subprocess.run(["swift", "build", "-c", "release", "--product", "bench-curlew"], cwd=HERE, check=True)
+    # Every Swift client links the Swift runtime statically, as Swift server deployments do
+    # (`--static-swift-stdlib`): peak RSS then counts the client, not a dozen shared Swift libraries.
+    static = ["--static-swift-stdlib"]
+    subprocess.run(["swift", "build", "-c", "release", "--product", "bench-curlew"] + static, cwd=HERE, check=True)
     if not smoke:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "bench-peers"], cwd=HERE, check=True)
+        subprocess.run(["swift", "build", "-c", "release", "--product", "bench-peers"] + static, cwd=HERE, check=True)
     os.makedirs(out, exist_ok=True)
     subprocess.run(["gcc", "-O2", "-o", os.path.join(out, "bench-c"), os.path.join(HERE, "c-client", "bench.c"), "-lcurl"], check=True)
     release = os.path.join(HERE, ".build", "release")
@@ -114,27 +118,29 @@ def run_one(command, workload, scale, env):
     return figures
 
 
-def instructions(command, env, out, counts=(2000, 4000)):
-    """Instructions per small GET at 1 in flight: callgrind at two request counts, difference divided."""
+def instructions(command, env, out, workload="small-get-1", counts=(4000, 12000), repeats=3):
+    """Instructions per request: callgrind at two request counts, the difference divided by the extra
+    requests (start-up cancels out). The median of `repeats` such differences: thread scheduling under
+    valgrind moves the totals by a few percent from run to run."""
     if shutil.which("valgrind") is None:
         return None
     binary = command[0]
     stripped = os.path.join(out, os.path.basename(binary) + ".stripped")
     subprocess.run(["objcopy", "--strip-debug", binary, stripped], check=True)
-    totals = []
-    for count in counts:
-        scale = count / 20000
-        log = os.path.join(out, f"callgrind-{os.path.basename(binary)}-{count}.out")
-        result = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={log}", stripped] + command[1:] +
-                                ["small-get-1", f"http://127.0.0.1:{PORT}", str(scale)], capture_output=True, text=True, env=env, timeout=1800)
-        total = None
-        for line in result.stderr.splitlines():
-            if "Collected :" in line:
-                total = int(line.split(":")[-1].strip())
-        if total is None or result.returncode != 0:
-            return None
-        totals.append(total)
-    return (totals[1] - totals[0]) / (counts[1] - counts[0])
+    full = {"small-get-1": 20000, "json-16": 40000}[workload]
+    differences = []
+    for _ in range(repeats):
+        totals = []
+        for count in counts:
+            result = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", stripped] + command[1:] +
+                                    [workload, f"http://127.0.0.1:{PORT}", str(count / full)],
+                                    capture_output=True, text=True, env=env, timeout=3600)
+            total = next((int(l.split(":")[-1].strip().replace(",", "")) for l in result.stderr.splitlines() if "Collected :" in l), None)
+            if total is None or result.returncode != 0:
+                return None
+            totals.append(total)
+        differences.append((totals[1] - totals[0]) / (counts[1] - counts[0]))
+    return statistics.median(differences)
 
 
 def main():
@@ -168,9 +174,12 @@ def main():
                         invalid.append((workload, client, figures.get("first_error", "")))
         counts = {}
         if not args.smoke and not args.no_callgrind:
-            for client in clients:
-                counts[client] = instructions(commands[client], env, args.out)
-                print(f"instructions per small GET, {client}: {counts[client]}", flush=True)
+            for workload in INSTRUCTION_WORKLOADS:
+                for client in clients:
+                    if workload != "small-get-1" and client not in ("curlew", "curlew-engine", "c-libcurl"):
+                        continue
+                    counts[(workload, client)] = instructions(commands[client], env, args.out, workload)
+                    print(f"instructions per request, {workload}, {client}: {counts[(workload, client)]}", flush=True)
     finally:
         stop_nginx(work)
     if args.smoke:
@@ -217,14 +226,15 @@ def write_report(results, counts, invalid, clients, rounds):
             conns = median_of(runs, "connections")[0]
             lines.append(f"| {workload} | {client} | {rps:,.0f} ({low:,.0f}–{high:,.0f}) | {ratio_c} | {ratio_ahc} | {mib:,.1f} | {p50:,.0f} | {p99:,.0f} | {cpu:,.1f} | {rss / 1024:,.1f} | {conns:,.0f} |")
     if counts:
-        lines += ["", "## Instructions per small GET (callgrind, difference of two runs at 1 in flight)", "",
-                  "| client | instructions | × C limit |", "| --- | ---: | ---: |"]
-        c_count = counts.get("c-libcurl")
-        for client, count in counts.items():
+        lines += ["", "## Instructions per request (callgrind: difference of runs at 4,000 and 12,000 requests, median of 3)", "",
+                  "| workload | client | instructions | × C limit |", "| --- | --- | ---: | ---: |"]
+        for (workload, client), count in counts.items():
+            c_count = counts.get((workload, "c-libcurl"))
             if count is None:
-                lines.append(f"| {client} | n/a | |")
+                lines.append(f"| {workload} | {client} | n/a | |")
             else:
-                lines.append(f"| {client} | {count:,.0f} | {count / c_count:.2f} |" if c_count else f"| {client} | {count:,.0f} | |")
+                ratio = f"{count / c_count:.2f}" if c_count else ""
+                lines.append(f"| {workload} | {client} | {count:,.0f} | {ratio} |")
     if invalid:
         lines += ["", "## Invalid runs", ""] + [f"- {w} / {c}: {e}" for w, c, e in invalid]
     lines += ["", "![Requests per second relative to the C limit](benchmarks.png)", ""]

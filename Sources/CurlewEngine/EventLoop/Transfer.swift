@@ -5,7 +5,7 @@
 /// It holds the continuation and the cancellation flag under one lock, so that the continuation is
 /// resumed exactly once whichever of submission, completion, cancellation or shutdown comes first.
 final class Transfer: Sendable {
-    typealias Outcome = Result<TransportResponse, TransportError>
+    typealias Outcome = TransferOutcome
     typealias Continuation = UnsafeContinuation<Outcome, Never>
 
     private struct State {
@@ -60,5 +60,22 @@ final class Transfer: Sendable {
             return state.continuation
         }
         continuation?.resume(returning: outcome)
+    }
+}
+
+/// How a transfer ended. One reference wide (`indirect` failure; the response is itself one reference),
+/// so handing it through the continuation moves a pointer: a `Result` carrying the error inline went
+/// through generic value-witness copies on the loop thread (measured: about 1,000 instructions per
+/// request).
+enum TransferOutcome: Sendable {
+    case success(TransportResponse)
+    indirect case failure(TransportError)
+
+    /// The response, or the error thrown.
+    func get() throws(TransportError) -> TransportResponse {
+        switch self {
+        case .success(let response): return response
+        case .failure(let error): throw error
+        }
     }
 }
