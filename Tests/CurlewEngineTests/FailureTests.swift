@@ -105,6 +105,26 @@ import Testing
         }
     }
 
+    @Test(arguments: [
+        ("no status line (HTTP/0.9)", "hello there\r\n\r\n"),
+        ("a status line that is not one", "HTTP/1.1 abc\r\nContent-Length: 0\r\n\r\n"),
+        ("chunk sizes that are not hex", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"),
+    ])
+    func malformedResponsesAreInvalidResponses(what: String, reply: String) async throws {
+        try await withServerAndSession(handler: { _ in .raw(Array(reply.utf8), after: .close) }) { server, session in
+            let error = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            #expect(error?.code == .invalidResponse, "\(what): \(String(describing: error))")
+        }
+    }
+
+    @Test func aBodyThatIsNotTheGzipItClaimsIsABadContentEncoding() async throws {
+        let reply = Array("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 10\r\n\r\nnot gzip!!".utf8)
+        try await withServerAndSession(handler: { _ in .raw(reply, after: .close) }) { server, session in
+            let error = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            #expect(error?.code == .badContentEncoding)
+        }
+    }
+
     @Test func lyingContentLengthReservesAtMostOneMebibyte() async throws {
         let raw = Array("HTTP/1.1 200 OK\r\nContent-Length: 50000000\r\n\r\n0123456789".utf8)
         try await withServerAndSession(handler: { _ in .raw(raw, after: .close) }) { server, session in

@@ -32,12 +32,19 @@ enum ErrorMapping {
             return make(.bodyTooLarge, curlText)
         case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING:
             return make(.connectionClosed, curlText)
+        case CURLE_RECV_ERROR where curlText.contains("chunk"):
+            // libcurl 7.88 reports malformed chunked encoding as a receive error.
+            return make(.invalidResponse, curlText)
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
             return make(.connectionReset, curlText)
         case CURLE_BAD_CONTENT_ENCODING:
             return make(.badContentEncoding, curlText)
-        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+        case CURLE_URL_MALFORMAT:
             return make(.invalidURL, curlText)
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            // Every URL was checked to be http(s) before it was queued, so this is the response's
+            // protocol: libcurl 7.88 reports an HTTP/0.9 reply or an unparsable status line this way.
+            return make(.invalidResponse, curlText)
         case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM:
             return make(.invalidResponse, curlText)
         default:
