@@ -31,6 +31,8 @@ extension Provider {
     ///
     /// Decoding is CPU work, so the whole call runs on the global executor (`@concurrent`), never on
     /// the caller's actor; it is inlinable so the decoding is specialised for the caller's types.
+    /// Bodies decode exactly as the `JSONDecoder` (`decoder`, or the provider's) would decode them,
+    /// with Curlew's faster JSON decoder whenever it can reproduce that decoder's settings.
     ///
     /// - Throws: ``CurlewError`` for client-side failures: transport errors, cancellation, validation,
     ///   and a 2xx body that does not decode.
@@ -39,7 +41,8 @@ extension Provider {
         _ target: Target, as type: Value.Type, errorMessage: Message.Type, decoder: JSONDecoder? = nil
     ) async throws(CurlewError) -> ApiResult<Value, Message> {
         let response = try await request(target)
-        return try ApiResult<Value, Message>.decode(from: response, using: decoder ?? decoderTemplate.makeDecoder())
+        return try ApiResult<Value, Message>.decode(
+            from: response, with: decoder.map(BodyDecoder.init) ?? .template(decoderTemplate))
     }
 }
 

@@ -36,8 +36,8 @@ public actor Provider<Target: TargetType> {
     public nonisolated let plugins: [any PluginType]
     /// Whether identical GET and HEAD requests in flight at the same time share one transfer.
     public nonisolated let trackInflights: Bool
-    /// The settings of the decoder typed calls (`request(_:as:)`) use unless given one; each call gets
-    /// its own decoder with these settings.
+    /// The settings of the decoder typed calls (`request(_:as:)`) use unless given one: Curlew's own
+    /// JSON decoder when it reproduces them exactly, otherwise a fresh `JSONDecoder` per call.
     @usableFromInline nonisolated let decoderTemplate: DecoderTemplate
 
     var inflight: [InflightKey: InflightCall] = [:]

@@ -10,22 +10,31 @@ extension ApiResult where Value: Decodable, ApiErrorMessage: Decodable {
     /// Decodes a response by its status code: 2xx as `Value`, anything else as `ApiErrorMessage`, and
     /// an error body that does not decode as ``ApiResult/unexpected(_:_:)`` with the raw body kept.
     ///
+    /// Bodies decode exactly as `decoder` would decode them, with Curlew's faster JSON decoder whenever
+    /// it can reproduce `decoder`'s settings (a `JSONDecoder` subclass is always used itself).
+    ///
     /// - Throws: ``CurlewError/objectMapping(_:_:)`` when a 2xx body does not decode as `Value` (a
     ///   client-side failure, not an API error).
     @inlinable
     public static func decode(from response: ApiResponse, using decoder: JSONDecoder = JSONDecoder()) throws(CurlewError)
         -> ApiResult
     {
+        try decode(from: response, with: BodyDecoder(decoder))
+    }
+
+    /// Decodes a response by its status code with `bodyDecoder`.
+    @inlinable
+    static func decode(from response: ApiResponse, with bodyDecoder: BodyDecoder) throws(CurlewError) -> ApiResult {
         if (200..<300).contains(response.statusCode) {
             if Value.self == EmptyBody.self, let empty = EmptyBody() as? Value { return .success(empty, response) }
             do {
-                return .success(try decoder.decode(Value.self, from: response.data), response)
+                return .success(try bodyDecoder.decode(Value.self, from: response.data), response)
             } catch {
                 throw .objectMapping(error, response)
             }
         }
         do {
-            return .failure(try decoder.decode(ApiErrorMessage.self, from: response.data), response)
+            return .failure(try bodyDecoder.decode(ApiErrorMessage.self, from: response.data), response)
         } catch {
             return .unexpected(
                 UnexpectedApiError(
