@@ -63,39 +63,43 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     // MARK: Scalars
 
+    /// Reads the value at `index` with `read`, turning a failure into JSONDecoder's error for `key`.
+    @inline(__always)
+    private func scalar<T>(
+        at index: UInt32, key: Key, as type: T.Type, _ read: (TapeDocument, UInt32) throws(TapeValueError) -> T
+    ) throws -> T {
+        do throws(TapeValueError) {
+            return try read(decoder.document, index)
+        } catch {
+            throw decoder.document.decodingError(error, T.self, at: path, .key(key))
+        }
+    }
+
     @inline(__always)
     private func bool(at index: UInt32, key: Key) throws -> Bool {
-        do throws(TapeValueError) {
-            return try decoder.document.bool(at: index)
-        } catch {
-            throw decoder.document.decodingError(error, Bool.self, at: path, .key(key))
+        try scalar(at: index, key: key, as: Bool.self) { (document, index) throws(TapeValueError) in
+            try document.bool(at: index)
         }
     }
 
     @inline(__always)
     private func string(at index: UInt32, key: Key) throws -> String {
-        do throws(TapeValueError) {
-            return try decoder.document.string(at: index)
-        } catch {
-            throw decoder.document.decodingError(error, String.self, at: path, .key(key))
+        try scalar(at: index, key: key, as: String.self) { (document, index) throws(TapeValueError) in
+            try document.string(at: index)
         }
     }
 
     @inline(__always)
     private func integer<T: FixedWidthInteger & Decodable>(at index: UInt32, key: Key, as type: T.Type) throws -> T {
-        do throws(TapeValueError) {
-            return try decoder.document.integer(at: index, as: T.self)
-        } catch {
-            throw decoder.document.decodingError(error, T.self, at: path, .key(key))
+        try scalar(at: index, key: key, as: T.self) { (document, index) throws(TapeValueError) in
+            try document.integer(at: index, as: T.self)
         }
     }
 
     @inline(__always)
     private func floatingPoint<T: BinaryFloatingPoint>(at index: UInt32, key: Key, as type: T.Type) throws -> T {
-        do throws(TapeValueError) {
-            return try decoder.document.floatingPoint(at: index, as: T.self)
-        } catch {
-            throw decoder.document.decodingError(error, T.self, at: path, .key(key))
+        try scalar(at: index, key: key, as: T.self) { (document, index) throws(TapeValueError) in
+            try document.floatingPoint(at: index, as: T.self)
         }
     }
 

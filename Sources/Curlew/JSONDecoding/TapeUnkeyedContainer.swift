@@ -67,11 +67,32 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
 
     // MARK: Scalars
 
+    /// Reads the current element with `read`, moving past it only when that succeeds.
     @inline(__always)
-    private mutating func decodeInteger<T: FixedWidthInteger & Decodable>(_ type: T.Type) throws -> T {
-        let index = try current(T.self)
+    private mutating func decodeScalar<T>(
+        _ type: T.Type, _ read: (TapeDocument, UInt32) throws(TapeValueError) -> T
+    ) throws -> T {
+        try readAndAdvance(at: try current(T.self), type, read)
+    }
+
+    /// Like `decodeScalar`, but the end and an explicit null give nil (and count as an element).
+    @inline(__always)
+    private mutating func decodeScalarIfPresent<T>(
+        _ type: T.Type, _ read: (TapeDocument, UInt32) throws(TapeValueError) -> T
+    ) throws -> T? {
+        guard let index = currentIfPresent() else {
+            advance()
+            return nil
+        }
+        return try readAndAdvance(at: index, type, read)
+    }
+
+    @inline(__always)
+    private mutating func readAndAdvance<T>(
+        at index: UInt32, _ type: T.Type, _ read: (TapeDocument, UInt32) throws(TapeValueError) -> T
+    ) throws -> T {
         do throws(TapeValueError) {
-            let value = try decoder.document.integer(at: index, as: T.self)
+            let value = try read(decoder.document, index)
             advance()
             return value
         } catch {
@@ -80,44 +101,28 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     @inline(__always)
+    private mutating func decodeInteger<T: FixedWidthInteger & Decodable>(_ type: T.Type) throws -> T {
+        try decodeScalar(T.self) { (document, index) throws(TapeValueError) in try document.integer(at: index, as: T.self) }
+    }
+
+    @inline(__always)
     private mutating func decodeFloatingPoint<T: BinaryFloatingPoint>(_ type: T.Type) throws -> T {
-        let index = try current(T.self)
-        do throws(TapeValueError) {
-            let value = try decoder.document.floatingPoint(at: index, as: T.self)
-            advance()
-            return value
-        } catch {
-            throw failure(error, T.self)
+        try decodeScalar(T.self) { (document, index) throws(TapeValueError) in
+            try document.floatingPoint(at: index, as: T.self)
         }
     }
 
     @inline(__always)
     private mutating func decodeIntegerIfPresent<T: FixedWidthInteger & Decodable>(_ type: T.Type) throws -> T? {
-        guard let index = currentIfPresent() else {
-            advance()
-            return nil
-        }
-        do throws(TapeValueError) {
-            let value = try decoder.document.integer(at: index, as: T.self)
-            advance()
-            return value
-        } catch {
-            throw failure(error, T.self)
+        try decodeScalarIfPresent(T.self) { (document, index) throws(TapeValueError) in
+            try document.integer(at: index, as: T.self)
         }
     }
 
     @inline(__always)
     private mutating func decodeFloatingPointIfPresent<T: BinaryFloatingPoint>(_ type: T.Type) throws -> T? {
-        guard let index = currentIfPresent() else {
-            advance()
-            return nil
-        }
-        do throws(TapeValueError) {
-            let value = try decoder.document.floatingPoint(at: index, as: T.self)
-            advance()
-            return value
-        } catch {
-            throw failure(error, T.self)
+        try decodeScalarIfPresent(T.self) { (document, index) throws(TapeValueError) in
+            try document.floatingPoint(at: index, as: T.self)
         }
     }
 
@@ -130,25 +135,11 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     mutating func decode(_ type: Bool.Type) throws -> Bool {
-        let index = try current(Bool.self)
-        do throws(TapeValueError) {
-            let value = try decoder.document.bool(at: index)
-            advance()
-            return value
-        } catch {
-            throw failure(error, Bool.self)
-        }
+        try decodeScalar(Bool.self) { (document, index) throws(TapeValueError) in try document.bool(at: index) }
     }
 
     mutating func decode(_ type: String.Type) throws -> String {
-        let index = try current(String.self)
-        do throws(TapeValueError) {
-            let value = try decoder.document.string(at: index)
-            advance()
-            return value
-        } catch {
-            throw failure(error, String.self)
-        }
+        try decodeScalar(String.self) { (document, index) throws(TapeValueError) in try document.string(at: index) }
     }
 
     mutating func decode(_ type: Double.Type) throws -> Double { try decodeFloatingPoint(Double.self) }
@@ -176,31 +167,11 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
     // MARK: Optional scalars (the end and an explicit null both give nil, and count as an element)
 
     mutating func decodeIfPresent(_ type: Bool.Type) throws -> Bool? {
-        guard let index = currentIfPresent() else {
-            advance()
-            return nil
-        }
-        do throws(TapeValueError) {
-            let value = try decoder.document.bool(at: index)
-            advance()
-            return value
-        } catch {
-            throw failure(error, Bool.self)
-        }
+        try decodeScalarIfPresent(Bool.self) { (document, index) throws(TapeValueError) in try document.bool(at: index) }
     }
 
     mutating func decodeIfPresent(_ type: String.Type) throws -> String? {
-        guard let index = currentIfPresent() else {
-            advance()
-            return nil
-        }
-        do throws(TapeValueError) {
-            let value = try decoder.document.string(at: index)
-            advance()
-            return value
-        } catch {
-            throw failure(error, String.self)
-        }
+        try decodeScalarIfPresent(String.self) { (document, index) throws(TapeValueError) in try document.string(at: index) }
     }
 
     mutating func decodeIfPresent(_ type: Double.Type) throws -> Double? {
