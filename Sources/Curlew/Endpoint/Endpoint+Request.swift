@@ -75,9 +75,9 @@ extension Endpoint {
         // Contiguous bytes: iterating the UTF-8 view costs several times more per byte.
         return url.withUTF8 { bytes in
             let hostStart: Int
-            if hasScheme(bytes, "https://") {
+            if ASCIICase.hasPrefix(UnsafeRawBufferPointer(bytes), "https://") {
                 hostStart = 8
-            } else if hasScheme(bytes, "http://") {
+            } else if ASCIICase.hasPrefix(UnsafeRawBufferPointer(bytes), "http://") {
                 hostStart = 7
             } else {
                 return false
@@ -88,19 +88,6 @@ extension Endpoint {
             guard first != UInt8(ascii: "/"), first != UInt8(ascii: "?"), first != UInt8(ascii: "#") else { return false }
             return !bytes.contains { $0 <= 0x20 || $0 == 0x7F }
         }
-    }
-
-    /// Whether `bytes` start with `scheme` (lowercase ASCII), ignoring the case of letters.
-    private static func hasScheme(_ bytes: UnsafeBufferPointer<UInt8>, _ scheme: StaticString) -> Bool {
-        let count = scheme.utf8CodeUnitCount
-        guard bytes.count >= count else { return false }
-        let expected = scheme.utf8Start
-        for index in 0..<count {
-            let want = expected[index]
-            let isLetter = want >= UInt8(ascii: "a") && want <= UInt8(ascii: "z")
-            guard (isLetter ? bytes[index] | 0x20 : bytes[index]) == want else { return false }
-        }
-        return true
     }
 }
 

@@ -25,6 +25,13 @@ struct EasyHandle {
         errorBuffer.deallocate()
     }
 
+    /// How many new connections the last transfer opened (0 when it reused one).
+    var connectionsOpened: Int {
+        var connects = 0
+        _ = curlew_easy_getinfo_long(raw, CURLINFO_NUM_CONNECTS, &connects)
+        return connects
+    }
+
     /// The text curl wrote into the error buffer for the last transfer, if any.
     var errorText: String? {
         errorBuffer.pointee == 0 ? nil : String(cString: errorBuffer)

@@ -59,8 +59,9 @@ extension EventLoop {
             guard curlew_easy_getinfo_string(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { continue }
             let context = Unmanaged<TransferContext>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
             let outcome: Transfer.Outcome
+            let connects = context.handle.connectionsOpened
             if code == CURLE_OK, context.failure == nil {
-                switch ResponseBuilder.response(for: context) {
+                switch ResponseBuilder.response(for: context, connectionsOpened: connects) {
                 case .success(let response):
                     counters.completedTransfers.add(1, ordering: .relaxed)
                     outcome = .success(response)
@@ -72,16 +73,16 @@ extension EventLoop {
                 counters.failedTransfers.add(1, ordering: .relaxed)
                 outcome = .failure(ErrorMapping.error(for: code, context: context, configuration: configuration))
             }
-            removeAndFinish(context, outcome)
+            removeAndFinish(context, outcome, connectionsOpened: connects)
         }
     }
 
     /// Takes the handle out of the multi, returns it to the pool, then resumes the caller.
-    func removeAndFinish(_ context: TransferContext, _ outcome: Transfer.Outcome) {
+    /// `connectionsOpened` is passed when the caller has already read it from curl.
+    func removeAndFinish(_ context: TransferContext, _ outcome: Transfer.Outcome, connectionsOpened: Int? = nil) {
+        let connects = connectionsOpened ?? context.handle.connectionsOpened
         curl_multi_remove_handle(context.shard.multi, context.handle.raw)
         context.shard.active -= 1
-        var connects = 0
-        _ = curlew_easy_getinfo_long(context.handle.raw, CURLINFO_NUM_CONNECTS, &connects)
         counters.connectionsOpened.add(connects, ordering: .relaxed)
         removeActive(context)
         recycle(context)

@@ -44,19 +44,9 @@ struct PreparedRequest: Sendable {
     /// Whether the URL starts with `http://` or `https://`, ignoring case (curl would accept others).
     private static func hasHTTPScheme(_ url: String) -> Bool {
         var url = url
-        return url.withUTF8 { bytes in startsWith(bytes, "https://") || startsWith(bytes, "http://") }
-    }
-
-    /// Whether `bytes` start with `prefix` (lowercase ASCII), ignoring the case of letters.
-    private static func startsWith(_ bytes: UnsafeBufferPointer<UInt8>, _ prefix: StaticString) -> Bool {
-        let count = prefix.utf8CodeUnitCount
-        guard bytes.count >= count else { return false }
-        let expected = prefix.utf8Start
-        for index in 0..<count {
-            let want = expected[index]
-            let isLetter = want >= UInt8(ascii: "a") && want <= UInt8(ascii: "z")
-            guard (isLetter ? bytes[index] | 0x20 : bytes[index]) == want else { return false }
+        return url.withUTF8 { bytes in
+            let raw = UnsafeRawBufferPointer(bytes)
+            return ASCIICase.hasPrefix(raw, "https://") || ASCIICase.hasPrefix(raw, "http://")
         }
-        return true
     }
 }

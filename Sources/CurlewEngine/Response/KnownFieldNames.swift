@@ -14,17 +14,9 @@ import Glibc
 /// allocates only for its values. Any other spelling takes the general path, keeping the server's
 /// exact raw name.
 enum KnownFieldNames {
-    /// What the head parser must act on beyond storing the field.
-    enum Role {
-        case contentLength
-        case contentEncoding
-        case other
-    }
-
     private struct Entry {
         let bytes: [UInt8]
         let name: HTTPField.Name
-        let role: Role
     }
 
     private static let spellings = [
@@ -43,28 +35,19 @@ enum KnownFieldNames {
         var seen = Set<String>()
         for spelling in spellings + spellings.map({ $0.lowercased() }) where seen.insert(spelling).inserted {
             guard let name = HTTPField.Name(spelling), spelling.utf8.count < table.count else { continue }
-            table[spelling.utf8.count].append(Entry(bytes: Array(spelling.utf8), name: name, role: role(of: name)))
+            table[spelling.utf8.count].append(Entry(bytes: Array(spelling.utf8), name: name))
         }
         return table
     }()
 
-    /// The role of any field name.
-    static func role(of name: HTTPField.Name) -> Role {
-        switch name {
-        case .contentLength: .contentLength
-        case .contentEncoding: .contentEncoding
-        default: .other
-        }
-    }
-
-    /// The prebuilt name (and its role) whose raw spelling is exactly `bytes`, if it is a known one.
-    static func lookup(_ bytes: UnsafeRawBufferPointer) -> (HTTPField.Name, Role)? {
+    /// The prebuilt name whose raw spelling is exactly `bytes`, if it is a known one.
+    static func name(for bytes: UnsafeRawBufferPointer) -> HTTPField.Name? {
         guard bytes.count < byLength.count, let base = bytes.baseAddress else { return nil }
         for entry in byLength[bytes.count] {
             let equal = entry.bytes.withUnsafeBytes { known in
                 known.baseAddress.map { memcmp($0, base, bytes.count) == 0 } ?? false
             }
-            if equal { return (entry.name, entry.role) }
+            if equal { return entry.name }
         }
         return nil
     }

@@ -60,7 +60,7 @@ struct ReceivedHead: Sendable {
     }
 
     private static func name(_ bytes: UnsafeRawBufferPointer) -> HTTPField.Name? {
-        if let (known, _) = KnownFieldNames.lookup(bytes) { return known }
+        if let known = KnownFieldNames.name(for: bytes) { return known }
         return HTTPField.Name(String(decoding: bytes, as: UTF8.self))
     }
 

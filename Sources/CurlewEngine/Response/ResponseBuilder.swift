@@ -9,8 +9,11 @@ import Glibc
 #endif
 
 enum ResponseBuilder {
-    /// Reads status, version, reuse and timings from curl and takes the collected head and body.
-    static func response(for context: TransferContext) -> Result<TransportResponse, TransportError> {
+    /// Reads status, version and timings from curl and takes the collected head and body; the connection
+    /// counts as reused when the transfer opened none (`connects`, read once by the caller).
+    static func response(
+        for context: TransferContext, connectionsOpened connects: Int
+    ) -> Result<TransportResponse, TransportError> {
         let easy = context.handle.raw
         var code = 0
         _ = curlew_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
@@ -19,8 +22,6 @@ enum ResponseBuilder {
         }
         var version = 0
         _ = curlew_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
-        var connects = 0
-        _ = curlew_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
         var urlPointer: UnsafePointer<CChar>?
         _ = curlew_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &urlPointer)
         let effectiveURL = effectiveURL(urlPointer, requested: context.transfer.request.request.url)

@@ -83,7 +83,7 @@ struct ResponseHeadParser {
         // most lines at once); the line is kept as it came and split into name and value when read.
         if text.count >= 15, text[0] | 0x20 == UInt8(ascii: "c"), let colon = text.firstIndex(of: UInt8(ascii: ":")) {
             let name = UnsafeRawBufferPointer(rebasing: text[0..<colon])
-            if Self.equalsIgnoringCase(name, Self.contentLengthName) {
+            if ASCIICase.equals(name, "content-length") {
                 guard let length = Self.decimal(Self.trimmed(UnsafeRawBufferPointer(rebasing: text[(colon + 1)...]))) else {
                     return .failure(.invalidResponse, "the response has an invalid Content-Length")
                 }
@@ -92,7 +92,7 @@ struct ResponseHeadParser {
                         .invalidResponse, "the response has two different Content-Length values (\(contentLength) and \(length))")
                 }
                 contentLength = length
-            } else if Self.equalsIgnoringCase(name, Self.contentEncodingName) {
+            } else if ASCIICase.equals(name, "content-encoding") {
                 hasContentEncoding = true
             }
         }
@@ -115,20 +115,6 @@ struct ResponseHeadParser {
 
     /// The final head's fields (parsed now; the engine hands ``makeHead()`` to the response instead).
     var fields: HTTPFields { makeHead().fields }
-
-    private static let contentLengthName = Array("content-length".utf8)
-    private static let contentEncodingName = Array("content-encoding".utf8)
-
-    /// Whether `bytes` spell `lowercase` in any letter case.
-    private static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: [UInt8]) -> Bool {
-        guard bytes.count == lowercase.count else { return false }
-        for index in 0..<bytes.count {
-            let expected = lowercase[index]
-            let isLetter = expected >= UInt8(ascii: "a") && expected <= UInt8(ascii: "z")
-            guard (isLetter ? bytes[index] | 0x20 : bytes[index]) == expected else { return false }
-        }
-        return true
-    }
 
     private static func decimal(_ bytes: UnsafeRawBufferPointer) -> Int? {
         guard !bytes.isEmpty, bytes.count <= 18 else { return nil }

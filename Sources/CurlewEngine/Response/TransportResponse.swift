@@ -91,9 +91,9 @@ public struct TransportResponse: Sendable {
         }
     }
 
+    // @unchecked Sendable: mutated only through `mutableStorage`, i.e. only while uniquely referenced by
+    // the one `TransportResponse` value doing the mutation; an instance two values share is never written.
     private final class Storage: @unchecked Sendable {
-        // @unchecked: mutated only through `mutableStorage`, i.e. only while uniquely referenced by the
-        // one `TransportResponse` value doing the mutation; shared instances are never written.
         var status: HTTPResponse.Status
         var assignedFields: HTTPFields
         var receivedHead: ReceivedHead?
