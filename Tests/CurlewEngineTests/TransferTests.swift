@@ -127,3 +127,24 @@ import Testing
         #expect(off.count == 0)
     }
 }
+
+@Suite struct TimeoutClassificationTests {
+    @Test(arguments: [
+        ("Connection timed out after 301 milliseconds", TransportError.Timeout.connect),
+        ("Connection timeout after 300 ms", .connect),
+        ("Resolving timed out after 300 milliseconds", .connect),
+        ("Failed to resolve host 'x.test' with timeout after 300 ms", .connect),
+        ("Failed to connect to 127.0.0.1 port 9 after 300 ms: Timeout was reached", .connect),
+        ("SSL connection timeout", .connect),
+        ("Operation timed out after 300 milliseconds with 0 bytes received", .total),
+        ("Operation too slow. Less than 1 bytes/sec transferred the last 1 seconds", .lowSpeed),
+    ])
+    func everyWordingOfLibcurlsTimeoutsIsClassified(text: String, expected: TransportError.Timeout) {
+        #expect(ErrorMapping.whichTimeout(text, total: .seconds(60), connect: .seconds(10)) == expected)
+    }
+
+    @Test func aTotalTimeoutNoLongerThanTheConnectTimeoutIsTheOneThatExpired() {
+        let text = "Connection timed out after 301 milliseconds"
+        #expect(ErrorMapping.whichTimeout(text, total: .milliseconds(300), connect: .seconds(10)) == .total)
+    }
+}

@@ -57,8 +57,13 @@ enum ErrorMapping {
     /// connect timeout is the one that expired.
     static func whichTimeout(_ text: String, total: Duration?, connect: Duration) -> TransportError.Timeout {
         if text.hasPrefix("Operation too slow") { return .lowSpeed }
+        // libcurl 7.88 words a connect-phase timeout several ways depending on where it notices it:
+        // "Connection timed out after N milliseconds" (multi), "Connection timeout after N ms" (happy
+        // eyeballs), "Resolving timed out", "Failed to resolve host ... with timeout", "Failed to
+        // connect ...", "SSL connection timeout".
         let connecting =
-            text.hasPrefix("Connection timed out") || text.hasPrefix("Resolving timed out")
+            text.hasPrefix("Connection timed out") || text.hasPrefix("Connection timeout")
+            || text.hasPrefix("Resolving timed out") || text.hasPrefix("Failed to resolve")
             || text.hasPrefix("Failed to connect") || text.hasPrefix("SSL connection timeout")
         guard connecting else { return .total }
         if let total, total <= connect { return .total }
