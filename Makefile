@@ -7,7 +7,7 @@ APT_PACKAGES = libcurl4-openssl-dev zlib1g-dev ca-certificates
 # bridging in the test server).
 TSAN_ENV = CURLEW_SKIP_HEAVY=1 TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/tsan-suppressions.txt
 
-.PHONY: all deps build test test-tsan demo bench bench-smoke bench-deps bench-smoke-deps apt-packages clean
+.PHONY: all deps build test test-tsan docs demo bench bench-smoke bench-deps bench-smoke-deps apt-packages clean
 
 all: build
 
@@ -36,6 +36,13 @@ test: deps
 
 test-tsan: deps
 	$(TSAN_ENV) $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
+# The DocC documentation of Curlew, CurlewEngine and CurlewTesting, with every symbol link and
+# @Snippet path checked (warnings are errors). CURLEW_CI=1 adds the DocC plugin to the manifest.
+DOCC_TARGETS = --target Curlew --target CurlewEngine --target CurlewTesting
+docs: deps
+	CURLEW_CI=1 $(SWIFT) package --disable-sandbox generate-documentation $(DOCC_TARGETS) \
+		--enable-experimental-combined-documentation --warnings-as-errors
 
 demo: deps
 	$(SWIFT) run curlew-demo

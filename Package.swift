@@ -1,10 +1,16 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-let strict: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
-    .enableUpcomingFeature("MemberImportVisibility"),
-]
+// CI (`.ci/run`) sets CURLEW_CI=1: Curlew's own targets then treat warnings as errors and the DocC
+// plugin is added to build the documentation. Neither is in the manifest users resolve: warnings as
+// errors would break their builds on a newer compiler, and the plugin is a dependency they don't need.
+let isCI = Context.environment["CURLEW_CI"] == "1"
+
+let strict: [SwiftSetting] =
+    [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ] + (isCI ? [.treatAllWarnings(as: .error)] : [])
 
 let package = Package(
     name: "Curlew",
@@ -54,11 +60,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // A real HTTP/1.1 server on loopback (with fault injection) for tests, demos and users' own tests.
+        // For users' own tests: a real HTTP/1.1 server on loopback (with fault injection), a mock
+        // transport that records requests and answers from a script, and endpoint mappings to the server.
         .target(
             name: "CurlewTesting",
             dependencies: [
-                "CZlib",
+                "Curlew", "CurlewEngine", "CZlib",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -91,3 +99,7 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+if isCI {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"))
+}

@@ -5,11 +5,21 @@ import Curlew
 import CurlewTesting
 import Foundation
 
+// A stand-in for the real API on loopback: /login checks the password, /broken fails with HTML.
+let server = try await LocalHTTPServer.start { request in
+    switch request.path {
+    case "/login" where request.bodyText.contains(#""password":"hunter2""#): .json(#"{"token":"c7d83mdla"}"#)
+    case "/login": .json(#"{"error_message":"Invalid username or password"}"#, status: 401)
+    default: .html("<h1>Internal Server Error</h1>", status: 500)
+    }
+}
+// snippet.show
+
 enum Auth: TargetType {
     case login(user: String, password: String)
     case broken
-    nonisolated(unsafe) static var base = ""
-    var baseURL: URL { URL(string: Self.base)! }
+
+    var baseURL: URL { URL(string: "https://auth.example.com")! }
     var path: String {
         switch self {
         case .login: "/login"
@@ -31,15 +41,14 @@ enum Auth: TargetType {
     }
     var headers: [String: String]? { nil }
 }
-let server = try await DemoAPI.start()
-Auth.base = server.baseURL
-// snippet.show
 
 struct LoginResponse: Decodable, Sendable {
     let token: String
 }
 
-let provider = Provider<Auth>()
+// snippet.hide
+let provider = Provider<Auth>(endpointClosure: server.endpointMapping())
+// snippet.show
 for target in [Auth.login(user: "octocat", password: "hunter2"), .login(user: "octocat", password: "nope"), .broken] {
     switch try await provider.request(target, as: LoginResponse.self) {
     case .success(let login, _):

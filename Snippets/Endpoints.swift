@@ -5,22 +5,27 @@ import Curlew
 import CurlewTesting
 import Foundation
 
-struct Items: TargetType {
-    var baseURL: URL
+let server = try await LocalHTTPServer.start { _ in .json(#"{"login":"octocat"}"#) }
+// snippet.show
+
+struct Profile: TargetType {
+    var baseURL: URL { URL(string: "https://api.example.com")! }
     var path: String { "/users/octocat" }
     var method: HTTPMethod { .get }
     var task: RequestTask { .requestPlain }
-    var headers: [String: String]? { nil }
+    var headers: [String: String]? { ["Accept": "application/json"] }
 }
-let server = try await DemoAPI.start()
-let target = Items(baseURL: URL(string: server.baseURL)!)
-// snippet.show
 
-// An endpoint closure that adds a header to every endpoint of the provider.
-let provider = Provider<Items>(endpointClosure: { target in
-    Endpoint.default(for: target).adding(newHTTPHeaderFields: ["X-App-Version": "1.4.2"])
+// snippet.hide
+let staging = URL(string: server.baseURL)!
+// snippet.show
+// An endpoint closure that sends the targets to another deployment and adds a header to every request.
+// Names compare ignoring case: "accept" replaces the target's "Accept".
+let provider = Provider<Profile>(endpointClosure: { target in
+    Endpoint.default(for: target, baseURL: staging)
+        .adding(newHTTPHeaderFields: ["X-App-Version": "1.4.2", "accept": "application/vnd.api+json"])
 })
-let response = try await provider.request(target)
+let response = try await provider.request(Profile())
 print("status \(response.statusCode), sent headers: \(response.request?.headerFields.map(\.description) ?? [])")
 
 // Building a request fails with requestMapping, parameterEncoding or encodableMapping, before anything is sent.
@@ -34,3 +39,4 @@ do {
 }
 // snippet.hide
 try await server.shutdown()
+

@@ -5,10 +5,17 @@ import Curlew
 import CurlewTesting
 import Foundation
 
-enum Demo: TargetType {
+let server = try await LocalHTTPServer.start { request in
+    request.header("X-Signature") == nil
+        ? .json(#"{"error_message":"unsigned"}"#, status: 401)
+        : .json(#"{"login":"octocat","public_repos":8}"#)
+}
+// snippet.show
+
+enum GitHub: TargetType {
     case user(String)
-    nonisolated(unsafe) static var base = ""
-    var baseURL: URL { URL(string: Self.base)! }
+
+    var baseURL: URL { URL(string: "https://api.github.com")! }
     var path: String {
         switch self {
         case .user(let name): "/users/\(name)"
@@ -18,20 +25,21 @@ enum Demo: TargetType {
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
 }
-let server = try await DemoAPI.start()
-Demo.base = server.baseURL
+
 struct User: Decodable, Sendable {
     let login: String
     let publicRepos: Int
 }
-// snippet.show
 
 let decoder = JSONDecoder()
 decoder.keyDecodingStrategy = .convertFromSnakeCase
-let provider = Provider<Demo>(
+let provider = Provider<GitHub>(
+    // snippet.hide
+    endpointClosure: server.endpointMapping(),
+    // snippet.show
     requestClosure: { endpoint in
         var request = try endpoint.urlRequest()
-        request.headerFields[HTTPField.Name("X-Signature")!] = "hmac-of-\(request.url.count)"
+        try request.setValue("hmac-of-\(request.url.count)", forHTTPHeaderField: "X-Signature")
         return request
     },
     session: try CurlSession(),

@@ -12,10 +12,8 @@ enum DemoTarget: TargetType, AccessTokenAuthorizable {
     case broken
     case slow
 
-    /// Set once at start-up, before any request, to the embedded server's address.
-    nonisolated(unsafe) static var base = "http://127.0.0.1"
-
-    var baseURL: URL { URL(string: Self.base) ?? URL(fileURLWithPath: "/") }
+    /// Where the API would live; the demo points its providers at the embedded server instead.
+    var baseURL: URL { URL(string: "https://api.example.com")! }
 
     var path: String {
         switch self {

@@ -12,7 +12,6 @@ LoggingSystem.bootstrap { label in
 }
 
 let server = try await DemoAPI.start()
-DemoTarget.base = server.baseURL
 print("Embedded demo API listening on \(server.baseURL)\n")
 
 func section(_ title: String) { print("\n== \(title) ==") }
@@ -28,7 +27,7 @@ print("GET /zen again -> connection reused: \(again.connectionReused)")
 
 // 2. Typed targets through the provider.
 section("2. A provider over a target enum")
-let provider = Provider<DemoTarget>(session: session)
+let provider = Provider<DemoTarget>(endpointClosure: server.endpointMapping(), session: session)
 let profile = try await provider.request(.userProfile("octocat"))
 print("GET /users/octocat -> \(profile.statusCode), \(profile.data.count) bytes")
 let user = try profile.map(DemoUser.self)
@@ -65,6 +64,7 @@ section("5. The logger plugin")
 var loggerConfiguration = NetworkLoggerPlugin.Configuration(logOptions: [.formatRequestAscURL])
 loggerConfiguration.logger = Logger(label: "demo.network")
 let logged = Provider<DemoTarget>(
+    endpointClosure: server.endpointMapping(),
     session: session,
     plugins: [
         NetworkLoggerPlugin(configuration: loggerConfiguration),

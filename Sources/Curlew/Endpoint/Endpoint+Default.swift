@@ -21,6 +21,20 @@ extension Endpoint {
             method: target.method, task: target.task, httpHeaderFields: target.headers)
     }
 
+    /// The endpoint ``default(for:)`` makes, but with `baseURL` in place of the target's base URL: the
+    /// same targets against another deployment (staging, a local test server).
+    ///
+    /// - Parameters:
+    ///   - target: The target.
+    ///   - baseURL: The base URL to join the target's path to.
+    /// - Returns: Its endpoint.
+    public static func `default`<Target: TargetType>(for target: Target, baseURL: URL) -> Endpoint {
+        Endpoint(
+            url: defaultURL(for: target, baseURL: baseURL),
+            sampleResponseClosure: { .networkResponse(200, target.sampleData) }, method: target.method,
+            task: target.task, httpHeaderFields: target.headers)
+    }
+
     /// The target's `baseURL` joined with its `path`, as `URL.appendingPathComponent` would join them.
     ///
     /// An empty path gives the base URL unchanged (no trailing `/` is added). Otherwise exactly one `/`
@@ -31,7 +45,17 @@ extension Endpoint {
     /// - Parameter target: The target.
     /// - Returns: The full URL, e.g. `https://api.github.com/users/octocat`.
     public static func defaultURL(for target: some TargetType) -> String {
-        var base = target.baseURL.absoluteString
+        defaultURL(for: target, baseURL: target.baseURL)
+    }
+
+    /// `baseURL` joined with the target's `path`, by the rules of ``defaultURL(for:)``.
+    ///
+    /// - Parameters:
+    ///   - target: The target whose path is joined.
+    ///   - baseURL: The base URL used instead of the target's.
+    /// - Returns: The full URL.
+    public static func defaultURL(for target: some TargetType, baseURL: URL) -> String {
+        var base = baseURL.absoluteString
         let rawPath = target.path
         guard !rawPath.isEmpty else { return base }
         var path = PercentEscaping.escape(rawPath, keepingEscapes: true, allowed: PercentEscaping.isPathAllowed)

@@ -10,6 +10,8 @@ extension Endpoint {
     /// The request this endpoint describes, checked before anything is sent.
     ///
     /// Header fields are added in ascending name order, so equal endpoints build identical requests.
+    /// Names compare ignoring case; when the dictionary holds one name in two spellings, the spelling
+    /// that sorts last (`content-type` after `Content-Type`) is sent, once.
     /// JSON bodies get `Content-Type: application/json` unless a header field already sets a type.
     ///
     /// - Returns: The request for the transport.
@@ -23,7 +25,10 @@ extension Endpoint {
         var fields = HTTPFields()
         for (name, value) in (httpHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
             do {
-                fields.append(try HeaderValidation.field(name: name, value: value))
+                let field = try HeaderValidation.field(name: name, value: value)
+                // One field per name, ignoring case: a dictionary holding two spellings sends the later one.
+                if fields[field.name] != nil { fields[field.name] = nil }
+                fields.append(field)
             } catch {
                 throw .requestMapping(error.message)
             }

@@ -41,15 +41,18 @@ public struct Endpoint: Sendable {
         self.httpHeaderFields = httpHeaderFields
     }
 
-    /// A copy with these header fields added; a new value replaces an existing one of the same name.
+    /// A copy with these header fields added; a new value replaces an existing field whose name is the
+    /// same ignoring case (`content-type` replaces `Content-Type`), as `URLRequest` does.
+    ///
+    /// Adding no fields returns the endpoint unchanged: header fields that were nil stay nil.
     ///
     /// - Parameter newHTTPHeaderFields: The fields to add.
     /// - Returns: The endpoint with the merged fields.
     public func adding(newHTTPHeaderFields: [String: String]) -> Endpoint {
-        let merged = (httpHeaderFields ?? [:]).merging(newHTTPHeaderFields) { _, new in new }
+        guard !newHTTPHeaderFields.isEmpty else { return self }
         return Endpoint(
             url: url, sampleResponseClosure: sampleResponseClosure, method: method, task: task,
-            httpHeaderFields: merged)
+            httpHeaderFields: HeaderNames.merging(httpHeaderFields ?? [:], newHTTPHeaderFields))
     }
 
     /// A copy that sends another task.

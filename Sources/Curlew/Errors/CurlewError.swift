@@ -57,6 +57,9 @@ public indirect enum CurlewError: Error, Sendable {
 }
 
 extension CurlewError: CustomStringConvertible, LocalizedError {
+    /// What went wrong, in words. For ``underlying(_:_:)`` it is the wrapped error's own message, as
+    /// Moya's `errorDescription` is: its `errorDescription` (`LocalizedError`), a Foundation `NSError`'s
+    /// localized description, or else its description.
     public var description: String {
         switch self {
         case .jsonMapping(let response): "Failed to map data to JSON (status \(response.statusCode))."
@@ -65,12 +68,13 @@ extension CurlewError: CustomStringConvertible, LocalizedError {
             "Failed to map data to a Decodable object (status \(response.statusCode)): \(error)"
         case .encodableMapping(let error): "Failed to encode Encodable object into data: \(error)"
         case .statusCode(let response): "Status code didn't fall within the given range: \(response.statusCode)."
-        case .underlying(let error, _): "\(error)"
+        case .underlying(let error, _): ErrorMessage.text(of: error)
         case .requestMapping(let reason): "Failed to map Endpoint to a request: \(reason)"
         case .parameterEncoding(let error): "Failed to encode parameters for a request: \(error)"
         case .transport(let error): error.description
         }
     }
 
+    /// The same text as ``description``, so `localizedDescription` reads well too.
     public var errorDescription: String? { description }
 }

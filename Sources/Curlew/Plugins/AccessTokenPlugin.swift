@@ -30,7 +30,7 @@ public protocol AccessTokenAuthorizable: TargetType {
 /// The token closure is async and called for every request, so a token can be refreshed or read
 /// from a store; it may throw to fail the request.
 public struct AccessTokenPlugin: PluginType {
-    /// Produces the token for a target.
+    /// Produces the token for a target (the wrapped target when the provider serves ``MultiTarget``).
     public typealias TokenClosure = @Sendable (_ authorizationType: AuthorizationType, _ target: any TargetType) async throws -> String
 
     let tokenClosure: TokenClosure
@@ -40,16 +40,17 @@ public struct AccessTokenPlugin: PluginType {
         self.tokenClosure = tokenClosure
     }
 
+    /// Sets `Authorization` for targets whose ``AccessTokenAuthorizable/authorizationType`` is not nil.
+    ///
+    /// The token closure receives the target the caller wrote: a ``MultiTarget`` is unwrapped first.
     public func prepare(_ request: TransportRequest, target: any TargetType) async throws -> TransportRequest {
-        let base = (target as? MultiTarget)?.target ?? target
-        guard let authorizable = base as? any AccessTokenAuthorizable,
+        let inner = MultiTarget.unwrapped(target)
+        guard let authorizable = inner as? any AccessTokenAuthorizable,
             let authorizationType = authorizable.authorizationType
         else { return request }
-        let token = try await tokenClosure(authorizationType, target)
+        let token = try await tokenClosure(authorizationType, inner)
         var request = request
-        request.headerFields[.authorization] = nil
-        request.headerFields.append(
-            try HeaderValidation.field(name: "Authorization", value: "\(authorizationType.value) \(token)"))
+        try request.setValue("\(authorizationType.value) \(token)", forHTTPHeaderField: "Authorization")
         return request
     }
 }

@@ -30,7 +30,7 @@ public struct Credentials: Sendable, Hashable {
 /// (Digest authentication is not offered: it needs a challenge–response round trip this plugin does
 /// not perform.)
 public struct CredentialsPlugin: PluginType {
-    /// Chooses the credentials for a target, or nil for none.
+    /// Chooses the credentials for a target (the wrapped target under ``MultiTarget``), or nil for none.
     public typealias CredentialsClosure = @Sendable (_ target: any TargetType) async -> Credentials?
 
     let credentialsClosure: CredentialsClosure
@@ -40,11 +40,12 @@ public struct CredentialsPlugin: PluginType {
         self.credentialsClosure = credentialsClosure
     }
 
+    /// Sets `Authorization: Basic ...` when the closure returns credentials for the target (a
+    /// ``MultiTarget`` is unwrapped first).
     public func prepare(_ request: TransportRequest, target: any TargetType) async throws -> TransportRequest {
-        guard let credentials = await credentialsClosure(target) else { return request }
+        guard let credentials = await credentialsClosure(MultiTarget.unwrapped(target)) else { return request }
         var request = request
-        request.headerFields[.authorization] = nil
-        request.headerFields.append(try HeaderValidation.field(name: "Authorization", value: credentials.basicAuthorization))
+        try request.setValue(credentials.basicAuthorization, forHTTPHeaderField: "Authorization")
         return request
     }
 }

@@ -10,7 +10,7 @@ public enum NetworkActivityChangeType: Sendable, Hashable {
 
 /// Calls a closure when each request begins (just before sending) and ends (with its result).
 public struct NetworkActivityPlugin: PluginType {
-    /// Receives each change and the target it concerns.
+    /// Receives each change and the target it concerns (the wrapped target under ``MultiTarget``).
     public typealias NetworkActivityClosure = @Sendable (_ change: NetworkActivityChangeType, _ target: any TargetType) -> Void
 
     let networkActivityClosure: NetworkActivityClosure
@@ -21,10 +21,10 @@ public struct NetworkActivityPlugin: PluginType {
     }
 
     public func willSend(_ request: TransportRequest, target: any TargetType) async {
-        networkActivityClosure(.began, target)
+        networkActivityClosure(.began, MultiTarget.unwrapped(target))
     }
 
     public func didReceive(_ result: Result<ApiResponse, CurlewError>, target: any TargetType) async {
-        networkActivityClosure(.ended, target)
+        networkActivityClosure(.ended, MultiTarget.unwrapped(target))
     }
 }

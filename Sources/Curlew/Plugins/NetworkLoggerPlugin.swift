@@ -1,18 +1,22 @@
-// Curlew — logs requests and responses through swift-log, with secrets redacted.
+// Curlew — logs requests and responses (through swift-log by default), with secrets redacted.
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
-import Foundation
+public import Foundation
 #endif
 public import Logging
 
-/// Logs each request and its result through a swift-log `Logger`.
+/// Logs each request as it goes on the wire and each result, through a swift-log `Logger` or an
+/// output of your own.
 ///
-/// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` values are redacted by default,
-/// plus any header named in ``Configuration/redactedHeaders``.
+/// The request shown is what the transport sends: the session's own fields (`User-Agent`,
+/// `Accept-Encoding`) appear with the target's and the plugins'. `Authorization`,
+/// `Proxy-Authorization`, `Cookie` and `Set-Cookie` values, any header named in
+/// ``Configuration/redactedHeaders`` and a password in the URL are replaced by `<redacted>` before a
+/// formatter or an output sees them.
 public struct NetworkLoggerPlugin: PluginType {
-    /// What the plugin logs and how.
+    /// What the plugin logs, how each entry reads and where it goes.
     public struct Configuration: Sendable {
         /// Parts of an exchange the plugin can log.
         public struct LogOptions: OptionSet, Sendable, Hashable {
@@ -43,27 +47,74 @@ public struct NetworkLoggerPlugin: PluginType {
             ]
         }
 
-        /// The logger to write to.
+        /// How entries and bodies read.
+        public struct Formatter: Sendable {
+            /// Turns one entry into a line: an identifier such as `Request` or `Response body`, its
+            /// (already redacted) message, and the target (the wrapped one under ``MultiTarget``).
+            public typealias EntryFormatter = @Sendable (_ identifier: String, _ message: String, _ target: any TargetType) -> String
+            /// Turns a body into text.
+            public typealias DataFormatter = @Sendable (_ data: Data) -> String
+
+            /// Formats each entry. Default: `"<identifier>: <message>"`.
+            public var entry: EntryFormatter
+            /// Formats request bodies; nil: UTF-8 text cut at ``Configuration/bodyLimit`` bytes.
+            public var requestData: DataFormatter?
+            /// Formats response bodies; nil: UTF-8 text cut at ``Configuration/bodyLimit`` bytes.
+            public var responseData: DataFormatter?
+
+            /// Creates a formatter.
+            ///
+            /// - Parameters:
+            ///   - entry: Formats each entry.
+            ///   - requestData: Formats request bodies, or nil for the default.
+            ///   - responseData: Formats response bodies, or nil for the default.
+            public init(
+                entry: @escaping EntryFormatter = Formatter.defaultEntry, requestData: DataFormatter? = nil,
+                responseData: DataFormatter? = nil
+            ) {
+                self.entry = entry
+                self.requestData = requestData
+                self.responseData = responseData
+            }
+
+            /// `"<identifier>: <message>"`.
+            @Sendable public static func defaultEntry(_ identifier: String, _ message: String, _ target: any TargetType) -> String {
+                "\(identifier): \(message)"
+            }
+        }
+
+        /// Receives the formatted entries of one request or one result, with the level they deserve
+        /// (``level`` for requests and successes, `.error` for failures, `.info` for cancellations).
+        public typealias Output = @Sendable (_ target: any TargetType, _ entries: [String], _ level: Logger.Level) -> Void
+
+        /// The logger written to when ``output`` is nil.
         public var logger: Logger
-        /// The level used for successful exchanges (failures log at `.error`, or `.info` for cancellation).
+        /// The level used for requests and successful exchanges.
         public var level: Logger.Level
         /// What to log.
         public var logOptions: LogOptions
         /// Header names whose values are replaced by `<redacted>`, in addition to the defaults.
         public var redactedHeaders: Set<String>
-        /// Longest body logged, in bytes; longer bodies are cut with a note.
+        /// Longest body the default body formatters show, in bytes; longer bodies are cut with a note.
         public var bodyLimit: Int
+        /// How entries and bodies read.
+        public var formatter: Formatter
+        /// Where entries go; nil: ``logger``, one message per request or result, entries joined by newlines.
+        public var output: Output?
 
         /// Creates a configuration.
         public init(
             logger: Logger = Logger(label: "curlew.network"), level: Logger.Level = .info,
-            logOptions: LogOptions = .default, redactedHeaders: Set<String> = [], bodyLimit: Int = 4096
+            logOptions: LogOptions = .default, redactedHeaders: Set<String> = [], bodyLimit: Int = 4096,
+            formatter: Formatter = Formatter(), output: Output? = nil
         ) {
             self.logger = logger
             self.level = level
             self.logOptions = logOptions
             self.redactedHeaders = redactedHeaders
             self.bodyLimit = bodyLimit
+            self.formatter = formatter
+            self.output = output
         }
     }
 
@@ -78,43 +129,63 @@ public struct NetworkLoggerPlugin: PluginType {
         self.configuration = configuration
     }
 
+    /// Logs the request as it goes on the wire.
     public func willSend(_ request: TransportRequest, target: any TargetType) async {
+        guard wants(configuration.level) else { return }
+        let target = MultiTarget.unwrapped(target)
         let options = configuration.logOptions
-        guard configuration.logger.logLevel <= configuration.level else { return }
+        var entries: [String] = []
         if options.contains(.formatRequestAscURL) {
-            configuration.logger.log(level: configuration.level, "Request: \(curlCommand(for: request))")
-            return
+            entries.append(entry("Request", curlCommand(for: request), target))
+        } else {
+            if options.contains(.requestMethod) {
+                entries.append(entry("Request", "\(request.method.rawValue) \(redactedURL(request.url))", target))
+            }
+            if options.contains(.requestHeaders) {
+                entries.append(entry("Request headers", describe(request.headerFields), target))
+            }
+            if options.contains(.requestBody), let body = request.body?.inMemoryBytes {
+                entries.append(entry("Request body", format(body, configuration.formatter.requestData), target))
+            }
         }
-        var lines: [String] = []
-        if options.contains(.requestMethod) { lines.append("Request: \(request.method.rawValue) \(request.url)") }
-        if options.contains(.requestHeaders) { lines.append("Request headers: \(describe(request.headerFields))") }
-        if options.contains(.requestBody), let body = request.body?.inMemoryBytes {
-            lines.append("Request body: \(describe(body))")
-        }
-        if !lines.isEmpty { configuration.logger.log(level: configuration.level, "\(lines.joined(separator: "\n"))") }
+        emit(entries, level: configuration.level, target: target)
     }
 
+    /// Logs the response (status, and headers and body as configured) or the failure.
     public func didReceive(_ result: Result<ApiResponse, CurlewError>, target: any TargetType) async {
+        let target = MultiTarget.unwrapped(target)
         let options = configuration.logOptions
+        let responseData = configuration.formatter.responseData
         switch result {
         case .success(let response):
-            guard configuration.logger.logLevel <= configuration.level else { return }
-            var lines = ["Response: \(response.statusCode) for \(response.request?.url ?? "stub") (\(response.data.count) bytes)"]
-            if options.contains(.responseHeaders) { lines.append("Response headers: \(describe(response.headerFields))") }
-            if options.contains(.successResponseBody) { lines.append("Response body: \(describe(response.data))") }
-            configuration.logger.log(level: configuration.level, "\(lines.joined(separator: "\n"))")
+            guard wants(configuration.level) else { return }
+            let source = response.request.map { redactedURL($0.url) } ?? "stub"
+            var entries = [entry("Response", "\(response.statusCode) for \(source) (\(response.data.count) bytes)", target)]
+            if options.contains(.responseHeaders) {
+                entries.append(entry("Response headers", describe(response.headerFields), target))
+            }
+            if options.contains(.successResponseBody) {
+                entries.append(entry("Response body", format(response.data, responseData), target))
+            }
+            emit(entries, level: configuration.level, target: target)
         case .failure(let error):
             let level: Logger.Level = error.isCancellation ? .info : .error
-            var lines = ["Request failed: \(error)"]
+            guard wants(level) else { return }
+            var entries = [entry("Request failed", "\(error)", target)]
             if let response = error.response {
-                if options.contains(.responseHeaders) { lines.append("Response headers: \(describe(response.headerFields))") }
-                if options.contains(.errorResponseBody) { lines.append("Response body: \(describe(response.data))") }
+                if options.contains(.responseHeaders) {
+                    entries.append(entry("Response headers", describe(response.headerFields), target))
+                }
+                if options.contains(.errorResponseBody) {
+                    entries.append(entry("Response body", format(response.data, responseData), target))
+                }
             }
-            configuration.logger.log(level: level, "\(lines.joined(separator: "\n"))")
+            emit(entries, level: level, target: target)
         }
     }
 
-    /// A `curl` command line that repeats the request (redacted headers excepted).
+    /// A `curl` command line that repeats the request, redacted values excepted. `--compressed` is
+    /// added when the request asks for compressed responses, so the replay decodes them too.
     public func curlCommand(for request: TransportRequest) -> String {
         var parts = ["curl"]
         if request.method != .get { parts += ["-X", request.method.rawValue] }
@@ -124,8 +195,27 @@ public struct NetworkLoggerPlugin: PluginType {
         if let body = request.body?.inMemoryBytes, !body.isEmpty {
             parts += ["--data-binary", Self.shellQuoted(String(decoding: body, as: UTF8.self))]
         }
-        parts.append(Self.shellQuoted(request.url))
+        if request.headerFields[.acceptEncoding] != nil { parts.append("--compressed") }
+        parts.append(Self.shellQuoted(redactedURL(request.url)))
         return parts.joined(separator: " ")
+    }
+
+    /// Whether anything logged at `level` would be seen; a custom output sees everything.
+    private func wants(_ level: Logger.Level) -> Bool {
+        configuration.output != nil || configuration.logger.logLevel <= level
+    }
+
+    private func entry(_ identifier: String, _ message: String, _ target: any TargetType) -> String {
+        configuration.formatter.entry(identifier, message, target)
+    }
+
+    private func emit(_ entries: [String], level: Logger.Level, target: any TargetType) {
+        guard !entries.isEmpty else { return }
+        if let output = configuration.output {
+            output(target, entries, level)
+        } else {
+            configuration.logger.log(level: level, "\(entries.joined(separator: "\n"))")
+        }
     }
 
     private func isRedacted(_ name: HTTPField.Name) -> Bool {
@@ -142,10 +232,21 @@ public struct NetworkLoggerPlugin: PluginType {
         "[" + fields.map { "\($0.name.rawName): \(value(of: $0))" }.joined(separator: ", ") + "]"
     }
 
-    private func describe(_ body: Data) -> String {
+    private func format(_ body: Data, _ custom: Configuration.Formatter.DataFormatter?) -> String {
+        if let custom { return custom(body) }
         let shown = body.prefix(configuration.bodyLimit)
         let text = String(decoding: shown, as: UTF8.self)
         return body.count > shown.count ? "\(text)… (\(body.count) bytes)" : text
+    }
+
+    /// The URL with the password of any `user:password@` part replaced by `<redacted>`.
+    private func redactedURL(_ url: String) -> String {
+        guard let schemeEnd = url.firstRange(of: "://") else { return url }
+        let authorityStart = schemeEnd.upperBound
+        let authorityEnd = url[authorityStart...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex
+        let authority = url[authorityStart..<authorityEnd]
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return url }
+        return String(url[..<url.index(after: colon)]) + "<redacted>" + String(url[at...])
     }
 
     /// Single-quotes for POSIX shells: `'` becomes `'\''`.

@@ -7,7 +7,8 @@
 public protocol PluginType: Sendable {
     /// Called before the request is sent; may return a modified request, or throw to fail it.
     func prepare(_ request: TransportRequest, target: any TargetType) async throws -> TransportRequest
-    /// Called just before the request is sent (or the stub answers).
+    /// Called just before the request is sent (or the stub answers), with the request as the transport
+    /// will send it: the fields the session adds itself (`User-Agent`, `Accept-Encoding`) included.
     func willSend(_ request: TransportRequest, target: any TargetType) async
     /// Called with the result, before it is returned; also for failures, including cancellation.
     func didReceive(_ result: Result<ApiResponse, CurlewError>, target: any TargetType) async

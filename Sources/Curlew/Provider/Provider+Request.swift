@@ -14,7 +14,7 @@ extension Provider {
     /// `didReceive`, plugins' `process`. None of them runs on the provider's actor.
     ///
     /// Cancelling the calling task cancels the transfer, a delayed stub or a request closure still
-    /// running; the call then throws ``CurlewError/transport(_:)`` with ``TransportError/Code/cancelled``,
+    /// running; the call then throws ``CurlewError/transport(_:)`` with ``/CurlewEngine/TransportError/Code/cancelled``,
     /// and plugins' `didReceive` sees that failure first.
     ///
     /// - Throws: ``CurlewError``.
@@ -31,8 +31,13 @@ extension Provider {
         case .failure(let error):
             result = .failure(error)
         case .success(let request):
-            for plugin in plugins { await plugin.willSend(request, target: target) }
-            switch stubClosure(target) {
+            let stub = stubClosure(target)
+            if !plugins.isEmpty {
+                // Plugins see what goes on the wire, with the fields the transport adds; a stub sends nothing.
+                let shown = stub == .never ? await session.wireRequest(for: request) : request
+                for plugin in plugins { await plugin.willSend(shown, target: target) }
+            }
+            switch stub {
             case .never:
                 result = await transfer(request)
             case .immediate:

@@ -30,7 +30,7 @@ public actor Provider<Target: TargetType> {
     public nonisolated let requestClosure: RequestClosure
     /// Which targets are stubbed.
     public nonisolated let stubClosure: StubClosure
-    /// The transport requests go through (a ``CurlSession`` unless you pass another).
+    /// The transport requests go through (a ``/CurlewEngine/CurlSession`` unless you pass another).
     public nonisolated let session: any HTTPTransport
     /// The plugins, in the order they run.
     public nonisolated let plugins: [any PluginType]
@@ -48,7 +48,7 @@ public actor Provider<Target: TargetType> {
     ///   - endpointClosure: Maps a target to an endpoint. Default ``defaultEndpointMapping(for:)``.
     ///   - requestClosure: Builds (and may change or refuse) the request. Default ``defaultRequestMapping(for:)``.
     ///   - stubClosure: Chooses stubbing per target. Default ``neverStub(_:)``.
-    ///   - session: The transport. Default: the process-wide ``CurlSession/shared`` session.
+    ///   - session: The transport. Default: the process-wide ``/CurlewEngine/CurlSession/shared`` session.
     ///   - plugins: Plugins, run in this order.
     ///   - trackInflights: Share one transfer among identical GET/HEAD requests in flight.
     ///   - decoder: The `JSONDecoder` settings for typed calls (its strategies and user info are copied

@@ -76,8 +76,10 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
         return text
     }
 
+    /// Whether two responses are the same response: status code, body and response head (header
+    /// fields) are equal. The request that produced them and the engine's timings are not compared,
+    /// as Moya's documentation describes `Response` equality.
     public static func == (lhs: ApiResponse, rhs: ApiResponse) -> Bool {
-        lhs.statusCode == rhs.statusCode && lhs.data == rhs.data && lhs.request == rhs.request
-            && lhs.headerFields == rhs.headerFields
+        lhs.statusCode == rhs.statusCode && lhs.data == rhs.data && lhs.headerFields == rhs.headerFields
     }
 }

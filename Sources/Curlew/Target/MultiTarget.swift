@@ -8,8 +8,10 @@ public import Foundation
 
 /// Wraps a target of any type, so one `Provider<MultiTarget>` can serve several APIs.
 ///
-/// Every requirement forwards to the wrapped target; switch on ``target`` to recover it.
-public struct MultiTarget: TargetType {
+/// Every requirement forwards to the wrapped target, including ``AccessTokenAuthorizable/authorizationType``
+/// (nil when the wrapped target does not conform). The shipped plugins hand their closures the wrapped
+/// target, so `switch target as? MyAPI` works inside them; switch on ``target`` to recover it yourself.
+public struct MultiTarget: TargetType, AccessTokenAuthorizable {
     /// The wrapped target.
     public let target: any TargetType
 
@@ -17,7 +19,8 @@ public struct MultiTarget: TargetType {
     ///
     /// - Parameter target: The target every property forwards to.
     public init(_ target: any TargetType) {
-        self.target = target
+        // Wrapping twice would hide the real target from plugins; keep one level.
+        self.target = Self.unwrapped(target)
     }
 
     /// The wrapped target's base URL.
@@ -34,4 +37,16 @@ public struct MultiTarget: TargetType {
     public var sampleData: Data { target.sampleData }
     /// The wrapped target's validation.
     public var validationType: ValidationType { target.validationType }
+    /// The wrapped target's authorisation, or nil when it does not conform to ``AccessTokenAuthorizable``.
+    public var authorizationType: AuthorizationType? {
+        (target as? any AccessTokenAuthorizable)?.authorizationType
+    }
+
+    /// The target inside a ``MultiTarget``, or `target` itself.
+    ///
+    /// - Parameter target: A target, wrapped or not.
+    /// - Returns: The target the caller wrote.
+    public static func unwrapped(_ target: any TargetType) -> any TargetType {
+        (target as? MultiTarget)?.target ?? target
+    }
 }

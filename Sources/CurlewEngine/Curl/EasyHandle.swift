@@ -117,12 +117,8 @@ final class HandleDefaults {
         tcpKeepAlive = configuration.tcpKeepAlive
         receiveBufferSize = min(max(configuration.receiveBufferSize, 1024), 10 * 1024 * 1024)
         expectContinueThreshold = configuration.expectContinueThreshold
-        acceptEncoding = Self.supportedEncodings
-        var lines: [(HTTPField.Name, String)] = []
-        if !configuration.userAgent.isEmpty { lines.append((.userAgent, "User-Agent: \(configuration.userAgent)")) }
-        if configuration.automaticDecompression, !acceptEncoding.isEmpty {
-            lines.append((.acceptEncoding, "Accept-Encoding: \(acceptEncoding)"))
-        }
+        acceptEncoding = DefaultHeaderFields.supportedEncodings
+        let lines = DefaultHeaderFields(configuration).fields.map { ($0.name, "\($0.name.rawName): \($0.value)") }
         defaultHeaderLines = lines
         var list: UnsafeMutablePointer<curl_slist>?
         for (_, line) in lines {
@@ -138,18 +134,6 @@ final class HandleDefaults {
         if let sharedHeaderList { curl_slist_free_all(sharedHeaderList) }
         sharedHeaderList = nil
     }
-
-    /// What libcurl builds for `CURLOPT_ACCEPT_ENCODING` "" (every coding it decodes, in its order),
-    /// computed once: after each `curl_easy_reset` libcurl would build the list again.
-    private static let supportedEncodings: String = {
-        guard let info = curlew_version_info() else { return "" }
-        var codings: [String] = []
-        if info.pointee.libz_version != nil { codings += ["deflate", "gzip"] }
-        if info.pointee.features & CURL_VERSION_BROTLI != 0 { codings.append("br") }
-        if info.pointee.features & CURL_VERSION_ZSTD != 0 { codings.append("zstd") }
-        // Empty lets libcurl decide, as before.
-        return codings.joined(separator: ", ")
-    }()
 }
 
 extension Duration {

@@ -6,7 +6,7 @@ public import HTTPTypes
 ///
 /// Named `TransportRequest` so it does not clash with the `Request` types of server frameworks or with
 /// the provider-level request built from a target. The URL is checked when the request is executed;
-/// use ``init(url:method:headers:body:)`` to have header strings checked as you build it.
+/// use ``init(url:method:headers:body:timeout:)`` to have header strings checked as you build it.
 public struct TransportRequest: Sendable, Hashable {
     /// The absolute `http` or `https` URL.
     public var url: String

@@ -26,6 +26,7 @@ public final class CurlSession: HTTPTransport, Sendable {
     private let loop: EventLoop
     private let stopped = Locked(false)
     private let urls: ParsedURLCache
+    private let defaultFields: DefaultHeaderFields
 
     /// Starts a session and its event-loop thread.
     ///
@@ -41,6 +42,7 @@ public final class CurlSession: HTTPTransport, Sendable {
         }
         self.configuration = configuration
         urls = ParsedURLCache(capacity: configuration.parsedURLCacheCapacity)
+        defaultFields = DefaultHeaderFields(configuration)
         loop = try EventLoop(configuration: configuration, logger: logger)
         try loop.start()
     }
@@ -83,6 +85,13 @@ public final class CurlSession: HTTPTransport, Sendable {
             if transfer.markCancelled() { loop.enqueue(.cancel(transfer)) }
         }
         return try outcome.get()
+    }
+
+    /// The request with the fields this session adds: `User-Agent` and `Accept-Encoding` (first, as
+    /// sent) unless the request sets them, and `Expect: 100-continue` for bodies of at least
+    /// ``SessionConfiguration/expectContinueThreshold`` bytes.
+    public func wireRequest(for request: TransportRequest) async -> TransportRequest {
+        defaultFields.applied(to: request)
     }
 
     /// Cancels every transfer in flight, stops the event loop and joins its thread.

@@ -1,20 +1,22 @@
-// Curlew — a small GitHub-like API on loopback, for `make demo` and the snippets.
+// Curlew — the demo's small GitHub-like API, served on loopback by CurlewTesting's LocalHTTPServer.
 
-/// A small GitHub-like API served by a ``LocalHTTPServer``.
+import CurlewTesting
+
+/// A small GitHub-like API served by a `LocalHTTPServer`.
 ///
 /// Routes: `GET /zen`; `GET /users` (users with `joined` as seconds since 1970); `GET /users/:name`
 /// (404 JSON error for `ghost`); `GET /users/:name/repos`; `GET /repos/:owner/:repo/branches`;
 /// `POST /login` with JSON `{"username","password"}` (200 with a token when the password is
 /// `hunter2`, else 401 `{"error_message": ...}`); `GET /broken` (500 with an HTML page);
 /// `GET /slow` (answers after 5 s).
-public enum DemoAPI {
+enum DemoAPI {
     /// Starts the API on 127.0.0.1 at a free port.
-    public static func start() async throws -> LocalHTTPServer {
+    static func start() async throws -> LocalHTTPServer {
         try await LocalHTTPServer.start(handler: route)
     }
 
     /// Answers one request of the demo API.
-    @Sendable public static func route(_ request: ServerRequest) async -> ServerReply {
+    @Sendable static func route(_ request: ServerRequest) async -> ServerReply {
         let parts = request.path.split(separator: "/").map(String.init)
         switch (request.method, parts.count, parts.first) {
         case ("GET", 1, "zen"):
