@@ -26,6 +26,10 @@ CURLcode curlew_easy_setopt_closesocket_callback(CURL *easy, curlew_closesocket_
     return curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, callback);
 }
 
+CURLcode curlew_easy_setopt_opensocket_callback(CURL *easy, curlew_opensocket_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, callback);
+}
+
 CURLMcode curlew_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }

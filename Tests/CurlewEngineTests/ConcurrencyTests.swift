@@ -37,7 +37,11 @@ import Testing
 
     @Test func cancellingInFlightRequestsClosesTheirConnections() async throws {
         let count = heavyTestsDisabled ? 50 : 500
-        try await withServerAndSession(handler: { _ in .hang }) { server, session in
+        // Every request in flight at once: a pool as large as the burst.
+        var configuration = SessionConfiguration()
+        configuration.maxConnectionsPerHost = count
+        configuration.maxConnectionsTotal = count
+        try await withServerAndSession(configuration: configuration, handler: { _ in .hang }) { server, session in
             let tasks = (0..<count).map { _ in
                 Task { () async -> TransportError? in
                     await transportError { try await session.execute(TransportRequest(url: server.url("/hang"))) }

@@ -1,12 +1,15 @@
 // Curlew — the hand-over between a task and the loop resumes exactly once, without sockets.
 
 @testable import CurlewEngine
+import CCurl
 import HTTPTypes
 import Testing
 
 @Suite struct TransferTests {
     func makeTransfer() throws -> Transfer {
-        Transfer(request: try PreparedRequest(TransportRequest(url: "http://127.0.0.1:1/"), urls: ParsedURLCache(capacity: 0)))
+        Transfer(
+            request: try PreparedRequest(TransportRequest(url: "http://127.0.0.1:1/"), urls: ParsedURLCache(capacity: 0)),
+            deadline: nil)
     }
 
     @Test func cancelledBeforeAttachResumesAtOnceWithCancellation() async throws {
@@ -128,23 +131,52 @@ import Testing
     }
 }
 
-@Suite struct TimeoutClassificationTests {
-    @Test(arguments: [
-        ("Connection timed out after 301 milliseconds", TransportError.Timeout.connect),
-        ("Connection timeout after 300 ms", .connect),
-        ("Resolving timed out after 300 milliseconds", .connect),
-        ("Failed to resolve host 'x.test' with timeout after 300 ms", .connect),
-        ("Failed to connect to 127.0.0.1 port 9 after 300 ms: Timeout was reached", .connect),
-        ("SSL connection timeout", .connect),
-        ("Operation timed out after 300 milliseconds with 0 bytes received", .total),
-        ("Operation too slow. Less than 1 bytes/sec transferred the last 1 seconds", .lowSpeed),
-    ])
-    func everyWordingOfLibcurlsTimeoutsIsClassified(text: String, expected: TransportError.Timeout) {
-        #expect(ErrorMapping.whichTimeout(text, total: .seconds(60), connect: .seconds(10)) == expected)
+@Suite struct ErrorClassificationTests {
+    /// An observation of a transfer that connected, got no head, and had no socket error.
+    static func seen(
+        _ code: CURLcode, socketError: Bool = false, connected: Bool = true, tls: Bool = true, https: Bool = false,
+        headComplete: Bool = false, chunked: Bool = false, pastDeadline: Bool = false, lowSpeed: Bool = false
+    ) -> ErrorMapping.Observation {
+        ErrorMapping.Observation(
+            code: code, socketError: socketError, connected: connected, tlsEstablished: tls, isHTTPS: https,
+            headComplete: headComplete, chunked: chunked, pastDeadline: pastDeadline, lowSpeedCheck: lowSpeed)
     }
 
-    @Test func aTotalTimeoutNoLongerThanTheConnectTimeoutIsTheOneThatExpired() {
-        let text = "Connection timed out after 301 milliseconds"
-        #expect(ErrorMapping.whichTimeout(text, total: .milliseconds(300), connect: .seconds(10)) == .total)
+    @Test(arguments: [
+        ("not connected yet", seen(CURLE_OPERATION_TIMEDOUT, connected: false), TransportError.Timeout.connect),
+        ("TCP up, TLS handshake unfinished", seen(CURLE_OPERATION_TIMEDOUT, tls: false, https: true), .connect),
+        ("connected, low-speed check on", seen(CURLE_OPERATION_TIMEDOUT, lowSpeed: true), .lowSpeed),
+        ("curl's backstop after the deadline", seen(CURLE_OPERATION_TIMEDOUT, connected: false, pastDeadline: true), .total),
+        ("connected, no low-speed check", seen(CURLE_OPERATION_TIMEDOUT), .total),
+    ])
+    func timeoutsAreToldApartByWhatWasObserved(_ what: String, _ observation: ErrorMapping.Observation, _ expected: TransportError.Timeout) {
+        let (code, timeout) = ErrorMapping.classify(observation)
+        #expect(code == .timedOut, "\(what)")
+        #expect(timeout == expected, "\(what)")
+    }
+
+    @Test(arguments: [
+        ("a line over libcurl's 100 KiB cap", seen(CURLE_OUT_OF_MEMORY), TransportError.Code.headersTooLarge),
+        ("out of memory in the body", seen(CURLE_OUT_OF_MEMORY, headComplete: true), .curl),
+        ("libcurl's 300 KiB cap on all heads", seen(CURLE_RECV_ERROR), .headersTooLarge),
+        ("reset while reading the head", seen(CURLE_RECV_ERROR, socketError: true), .connectionReset),
+        ("malformed chunks", seen(CURLE_RECV_ERROR, headComplete: true, chunked: true), .invalidResponse),
+        ("reset in a chunked body", seen(CURLE_RECV_ERROR, socketError: true, headComplete: true, chunked: true), .connectionReset),
+        ("reset in a sized body", seen(CURLE_RECV_ERROR, socketError: true, headComplete: true), .connectionReset),
+        ("send failure", seen(CURLE_SEND_ERROR, socketError: true), .connectionReset),
+        ("HTTP/0.9 reply", seen(CURLE_UNSUPPORTED_PROTOCOL), .invalidResponse),
+        ("closed mid-body", seen(CURLE_PARTIAL_FILE, headComplete: true), .connectionClosed),
+        ("closed before a reply", seen(CURLE_GOT_NOTHING), .connectionClosed),
+        ("refused", seen(CURLE_COULDNT_CONNECT, connected: false), .cannotConnect),
+        ("unknown host", seen(CURLE_COULDNT_RESOLVE_HOST, connected: false), .dnsFailure),
+        ("bad gzip", seen(CURLE_BAD_CONTENT_ENCODING, headComplete: true), .badContentEncoding),
+        ("untrusted certificate", seen(CURLE_PEER_FAILED_VERIFICATION, tls: false, https: true), .tlsFailure),
+    ])
+    func failuresAreClassifiedByCodeAndObservation(
+        _ what: String, _ observation: ErrorMapping.Observation, _ expected: TransportError.Code
+    ) {
+        let (code, timeout) = ErrorMapping.classify(observation)
+        #expect(code == expected, "\(what)")
+        #expect(timeout == nil, "\(what)")
     }
 }

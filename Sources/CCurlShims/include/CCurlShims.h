@@ -9,6 +9,7 @@
 
 typedef size_t (*curlew_data_callback)(char *ptr, size_t size, size_t nmemb, void *userdata);
 typedef int (*curlew_closesocket_callback)(void *clientp, curl_socket_t item);
+typedef curl_socket_t (*curlew_opensocket_callback)(void *clientp, curlsocktype purpose, struct curl_sockaddr *address);
 typedef int (*curlew_socket_callback)(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp);
 typedef int (*curlew_timer_callback)(CURLM *multi, long timeout_ms, void *userp);
 
@@ -17,6 +18,7 @@ CURLcode curlew_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value)
 CURLcode curlew_easy_setopt_pointer(CURL *easy, CURLoption option, const void *value);
 CURLcode curlew_easy_setopt_data_callback(CURL *easy, CURLoption option, curlew_data_callback callback);
 CURLcode curlew_easy_setopt_closesocket_callback(CURL *easy, curlew_closesocket_callback callback);
+CURLcode curlew_easy_setopt_opensocket_callback(CURL *easy, curlew_opensocket_callback callback);
 
 CURLMcode curlew_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 CURLMcode curlew_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);

@@ -1,9 +1,11 @@
 // Curlew — the C callbacks libcurl calls on the loop thread.
 
 import CCurl
+import CCurlShims
 
 /// libcurl's callbacks as `@convention(c)` functions without captures; their context arrives as an
-/// unretained pointer (the loop, a multi shard, or a transfer context that the loop's active table keeps alive).
+/// unretained pointer (the loop thread, a multi shard, or a transfer context that the thread's table of
+/// running transfers keeps alive).
 enum CurlCallbacks {
     static let write: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
         data, size, count, context in
@@ -21,9 +23,18 @@ enum CurlCallbacks {
         return transfer.headerLine(UnsafeRawBufferPointer(start: data, count: bytes)) ? bytes : 0
     }
 
+    /// Opens a connection's socket for a transfer (the context is the transfer's, set per transfer).
+    static let openSocket: curlew_opensocket_callback = { context, purpose, address in
+        guard let context, let address else { return CURL_SOCKET_BAD }
+        let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
+        return transfer.shard.thread.openSocket(
+            for: transfer, family: address.pointee.family, type: address.pointee.socktype,
+            protocol: address.pointee.protocol)
+    }
+
     static let closeSocket: @convention(c) (UnsafeMutableRawPointer?, curl_socket_t) -> Int32 = { context, socket in
         guard let context else { return 0 }
-        return Unmanaged<EventLoop>.fromOpaque(context).takeUnretainedValue().closeSocket(socket)
+        return Unmanaged<LoopThread>.fromOpaque(context).takeUnretainedValue().closeSocket(socket)
     }
 
     static let socket:
@@ -31,7 +42,7 @@ enum CurlCallbacks {
             -> Int32 = { _, socket, what, context, _ in
                 guard let context else { return 0 }
                 let shard = Unmanaged<MultiShard>.fromOpaque(context).takeUnretainedValue()
-                shard.loop.watch(socket: socket, what: what, shard: shard.index)
+                shard.thread.watch(socket: socket, what: what, shard: shard.index)
                 return 0
             }
 
@@ -39,7 +50,7 @@ enum CurlCallbacks {
         _, milliseconds, context in
         guard let context else { return 0 }
         let shard = Unmanaged<MultiShard>.fromOpaque(context).takeUnretainedValue()
-        shard.deadline = milliseconds < 0 ? nil : EventLoop.now() &+ UInt64(milliseconds) &* 1_000_000
+        shard.deadline = milliseconds < 0 ? nil : MonotonicClock.now() &+ UInt64(milliseconds) &* 1_000_000
         return 0
     }
 }

@@ -13,8 +13,10 @@ import Glibc
 #endif
 
 extension TransferContext {
-    /// Sets URL, method, header fields and body for this transfer on its easy handle.
-    func applyRequest(defaults: HandleDefaults) {
+    /// Sets URL, method, header fields and body for this transfer on its easy handle. `timeout` is what
+    /// is left of the total timeout (nanoseconds): the state machine ends the transfer then; curl gets a
+    /// backstop one second later, which only a stalled loop would ever reach.
+    func applyRequest(defaults: HandleDefaults, timeout: UInt64?) {
         let prepared = transfer.request
         let request = prepared.request
         let easy = handle
@@ -22,8 +24,9 @@ extension TransferContext {
         easy.set(CURLOPT_PRIVATE, me)
         easy.set(CURLOPT_WRITEDATA, me)
         easy.set(CURLOPT_HEADERDATA, me)
+        easy.set(CURLOPT_OPENSOCKETDATA, me)
         easy.set(CURLOPT_CURLU, UnsafeRawPointer(prepared.url.handle))
-        if let timeout = request.timeout { easy.set(CURLOPT_TIMEOUT_MS, max(1, timeout.milliseconds)) }
+        if let timeout { easy.set(CURLOPT_TIMEOUT_MS, Int(clamping: (timeout + 999_999) / 1_000_000 + 1000)) }
 
         let method = request.method
         var bodyLength: Int?

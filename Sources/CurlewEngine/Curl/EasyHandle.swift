@@ -32,6 +32,13 @@ struct EasyHandle {
         return connects
     }
 
+    /// Whether a socket error was recorded on this handle (curl keeps it across `curl_easy_reset`).
+    var sawSocketError: Bool {
+        var osErrno = 0
+        _ = curlew_easy_getinfo_long(raw, CURLINFO_OS_ERRNO, &osErrno)
+        return osErrno != 0
+    }
+
     /// The text curl wrote into the error buffer for the last transfer, if any.
     var errorText: String? {
         errorBuffer.pointee == 0 ? nil : String(cString: errorBuffer)
@@ -56,10 +63,13 @@ struct EasyHandle {
         set(CURLOPT_ERRORBUFFER, UnsafeRawPointer(errorBuffer))
         _ = curlew_easy_setopt_data_callback(raw, CURLOPT_WRITEFUNCTION, CurlCallbacks.write)
         _ = curlew_easy_setopt_data_callback(raw, CURLOPT_HEADERFUNCTION, CurlCallbacks.header)
+        // Every socket is opened and closed through the loop thread, which watches and counts them.
+        _ = curlew_easy_setopt_opensocket_callback(raw, CurlCallbacks.openSocket)
         _ = curlew_easy_setopt_closesocket_callback(raw, CurlCallbacks.closeSocket)
-        set(CURLOPT_CLOSESOCKETDATA, UnsafeRawPointer(defaults.loop))
+        set(CURLOPT_CLOSESOCKETDATA, defaults.thread.map { UnsafeRawPointer($0) })
         set(CURLOPT_CONNECTTIMEOUT_MS, defaults.connectTimeoutMilliseconds)
-        set(CURLOPT_TIMEOUT_MS, defaults.totalTimeoutMilliseconds)
+        // No CURLOPT_TIMEOUT_MS here: the state machine owns the total timeout (queued time included);
+        // each transfer gets only a backstop (see `TransferContext.applyRequest`).
         if defaults.lowSpeedLimit > 0 {
             set(CURLOPT_LOW_SPEED_LIMIT, defaults.lowSpeedLimit)
             set(CURLOPT_LOW_SPEED_TIME, defaults.lowSpeedSeconds)
@@ -82,11 +92,12 @@ struct EasyHandle {
 }
 
 /// The session settings in the form the loop applies to easy handles (a class: the loop hands it
-/// around on every transfer, and a reference is cheaper to pass than a copy of its strings).
+/// around on every transfer, and a reference is cheaper to pass than a copy of its strings). Not
+/// `Sendable`: made and used on the loop thread.
 final class HandleDefaults {
-    let loop: UnsafeMutableRawPointer
+    /// The loop thread, for the close-socket callback; bound once the thread exists.
+    private(set) var thread: UnsafeMutableRawPointer?
     let connectTimeoutMilliseconds: Int
-    let totalTimeoutMilliseconds: Int
     let lowSpeedLimit: Int
     let lowSpeedSeconds: Int
     let automaticDecompression: Bool
@@ -105,12 +116,12 @@ final class HandleDefaults {
     /// on the loop thread.
     private(set) var sharedHeaderList: UnsafeMutablePointer<curl_slist>?
 
-    init(_ configuration: SessionConfiguration, loop: UnsafeMutableRawPointer) {
-        self.loop = loop
+    init(_ configuration: SessionConfiguration) {
         connectTimeoutMilliseconds = max(1, configuration.connectTimeout.milliseconds)
-        totalTimeoutMilliseconds = configuration.totalTimeout.map { max(1, $0.milliseconds) } ?? 0
         lowSpeedLimit = configuration.lowSpeedLimit
-        lowSpeedSeconds = max(1, Int(configuration.lowSpeedTime.components.seconds))
+        // curl takes whole seconds: round up, so the check never fires before the configured time.
+        let (seconds, attoseconds) = configuration.lowSpeedTime.components
+        lowSpeedSeconds = max(1, Int(clamping: seconds) + (attoseconds > 0 ? 1 : 0))
         automaticDecompression = configuration.automaticDecompression
         verifyTLS = configuration.verifyTLS
         proxy = configuration.proxy
@@ -127,6 +138,11 @@ final class HandleDefaults {
             }
         }
         sharedHeaderList = list
+    }
+
+    /// Binds the handles' close-socket callback to the loop thread that owns them.
+    func bind(to thread: LoopThread) {
+        self.thread = Unmanaged.passUnretained(thread).toOpaque()
     }
 
     /// Frees the shared header list (loop thread, once no transfer uses it).

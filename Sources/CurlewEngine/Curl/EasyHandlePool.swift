@@ -7,7 +7,9 @@ import Synchronization
 ///
 /// Reuse spares an allocation and initialisation of curl's large per-handle state on every request.
 /// Each returned handle is `curl_easy_reset` and given the session defaults again, so nothing of one
-/// request leaks into the next.
+/// request leaks into the next. `curl_easy_reset` keeps the socket error (`CURLINFO_OS_ERRNO`) of the
+/// last failure, which error classification reads: a handle that saw one is destroyed, not kept, so
+/// every pooled handle starts from 0.
 struct EasyHandlePool {
     private var handles: [EasyHandle] = []
     let capacity: Int
@@ -33,7 +35,7 @@ struct EasyHandlePool {
 
     /// Resets a handle and keeps it, or destroys it when the pool is full.
     mutating func give(_ handle: EasyHandle, _ defaults: HandleDefaults) {
-        guard handles.count < capacity else { return handle.destroy() }
+        guard handles.count < capacity, !handle.sawSocketError else { return handle.destroy() }
         curl_easy_reset(handle.raw)
         handle.applyDefaults(defaults)
         handles.append(handle)

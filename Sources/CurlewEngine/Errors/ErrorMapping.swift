@@ -1,72 +1,108 @@
-// Curlew — turning a CURLcode (and what the callbacks saw) into a TransportError.
+// Curlew — turning a CURLcode and what the engine observed into a TransportError.
 
 import CCurl
+import CCurlShims
 import HTTPTypes
 
+/// Classifies a failed transfer from libcurl's code and the engine's own observations: whether the
+/// connection was established (curl's connect and TLS times), whether the response head was complete,
+/// whether its body was chunked, whether the socket reported an error (curl's `CURLINFO_OS_ERRNO`:
+/// pooled handles always start from 0, see ``EasyHandlePool``), and the transfer's deadline.
+///
+/// No decision reads curl's error text; the text is only copied into the error, for people.
 enum ErrorMapping {
+    /// What the engine observed about a transfer that failed.
+    struct Observation {
+        var code: CURLcode
+        /// The socket reported an error (`errno` != 0) during this transfer.
+        var socketError: Bool
+        /// The TCP connection was established (curl's connect time is set).
+        var connected: Bool
+        /// For https: the TLS handshake finished.
+        var tlsEstablished: Bool
+        var isHTTPS: Bool
+        /// The final response head was complete.
+        var headComplete: Bool
+        /// The final head declared `Transfer-Encoding`.
+        var chunked: Bool
+        /// The transfer's total deadline had passed when it failed.
+        var pastDeadline: Bool
+        /// curl's low-speed check is on.
+        var lowSpeedCheck: Bool
+    }
+
+    /// The error for a failed transfer.
     static func error(for code: CURLcode, context: TransferContext, configuration: SessionConfiguration) -> TransportError {
         // A failure the engine detected in a callback explains curl's resulting write error best.
         if let failure = context.failure { return failure }
-        let request = context.transfer.request.request
-        let curlText = context.handle.errorText ?? String(cString: curl_easy_strerror(code))
-        func make(_ kind: TransportError.Code, _ message: String, timeout: TransportError.Timeout? = nil) -> TransportError {
-            TransportError(
-                kind, message: message, timeout: timeout, curlCode: Int(code.rawValue), url: request.url,
-                method: request.method.rawValue)
-        }
-        switch code {
+        let easy = context.handle.raw
+        var osErrno = 0
+        _ = curlew_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
+        var connectTime: curl_off_t = 0
+        _ = curlew_easy_getinfo_off(easy, CURLINFO_CONNECT_TIME_T, &connectTime)
+        var tlsTime: curl_off_t = 0
+        _ = curlew_easy_getinfo_off(easy, CURLINFO_APPCONNECT_TIME_T, &tlsTime)
+        let request = context.transfer.request
+        let observation = Observation(
+            // A transfer that opened no socket ran over a connection that was already established.
+            code: code, socketError: osErrno != 0, connected: connectTime > 0 || !context.openedSocket,
+            tlsEstablished: tlsTime > 0 || !context.openedSocket, isHTTPS: request.url.poolKey.scheme == "https",
+            headComplete: context.head.isComplete, chunked: context.head.isChunked,
+            pastDeadline: context.transfer.deadline.map { MonotonicClock.now() >= $0 } ?? false,
+            lowSpeedCheck: configuration.lowSpeedLimit > 0)
+        let (kind, timeout) = classify(observation)
+        let text = context.handle.errorText ?? String(cString: curl_easy_strerror(code))
+        return TransportError(
+            kind, message: text, timeout: timeout, curlCode: Int(code.rawValue), url: request.request.url,
+            method: request.request.method.rawValue)
+    }
+
+    /// The code (and for timeouts, which timeout) for an observation.
+    static func classify(_ seen: Observation) -> (TransportError.Code, TransportError.Timeout?) {
+        switch seen.code {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
-            return make(.dnsFailure, curlText)
+            return (.dnsFailure, nil)
         case CURLE_COULDNT_CONNECT:
-            return make(.cannotConnect, curlText)
+            return (.cannotConnect, nil)
         case CURLE_OPERATION_TIMEDOUT:
-            let total = request.timeout ?? configuration.totalTimeout
-            return make(.timedOut, curlText, timeout: whichTimeout(curlText, total: total, connect: configuration.connectTimeout))
+            // The engine ends transfers at their total deadline itself; curl's own total timeout is only a
+            // backstop. What curl times out on its own is connecting (TCP and TLS) or the low-speed check.
+            if seen.pastDeadline { return (.timedOut, .total) }
+            if !seen.connected || (seen.isHTTPS && !seen.tlsEstablished) { return (.timedOut, .connect) }
+            return (.timedOut, seen.lowSpeedCheck ? .lowSpeed : .total)
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_NOTFOUND,
             CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED,
             CURLE_USE_SSL_FAILED, CURLE_SSL_CLIENTCERT:
-            return make(.tlsFailure, curlText)
+            return (.tlsFailure, nil)
         case CURLE_FILESIZE_EXCEEDED:
-            return make(.bodyTooLarge, curlText)
+            return (.bodyTooLarge, nil)
         case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING:
-            return make(.connectionClosed, curlText)
-        case CURLE_RECV_ERROR where curlText.contains("chunk"):
-            // libcurl 7.88 reports malformed chunked encoding as a receive error.
-            return make(.invalidResponse, curlText)
+            return (.connectionClosed, nil)
+        case CURLE_OUT_OF_MEMORY where !seen.headComplete:
+            // libcurl refuses a single header line over its 100 KiB cap this way.
+            return (.headersTooLarge, nil)
+        case CURLE_RECV_ERROR where !seen.socketError && !seen.headComplete:
+            // No socket error while reading heads: libcurl's own cap on all heads (300 KiB) was hit.
+            return (.headersTooLarge, nil)
+        case CURLE_RECV_ERROR where !seen.socketError && seen.chunked:
+            // No socket error in a chunked body: the chunks were malformed.
+            return (.invalidResponse, nil)
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
-            return make(.connectionReset, curlText)
+            return (.connectionReset, nil)
         case CURLE_BAD_CONTENT_ENCODING:
-            return make(.badContentEncoding, curlText)
+            return (.badContentEncoding, nil)
         case CURLE_URL_MALFORMAT:
-            return make(.invalidURL, curlText)
+            return (.invalidURL, nil)
         case CURLE_UNSUPPORTED_PROTOCOL:
             // Every URL was checked to be http(s) before it was queued, so this is the response's
             // protocol: libcurl 7.88 reports an HTTP/0.9 reply or an unparsable status line this way.
-            return make(.invalidResponse, curlText)
+            return (.invalidResponse, nil)
         case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM:
-            return make(.invalidResponse, curlText)
+            return (.invalidResponse, nil)
         default:
-            return make(.curl, curlText)
+            return (.curl, nil)
         }
-    }
-
-    /// curl reports every timeout as CURLE_OPERATION_TIMEDOUT; its message says in which phase. During
-    /// connecting curl waits for the sooner of the two deadlines, so a total timeout no longer than the
-    /// connect timeout is the one that expired.
-    static func whichTimeout(_ text: String, total: Duration?, connect: Duration) -> TransportError.Timeout {
-        if text.hasPrefix("Operation too slow") { return .lowSpeed }
-        // libcurl 7.88 words a connect-phase timeout several ways depending on where it notices it:
-        // "Connection timed out after N milliseconds" (multi), "Connection timeout after N ms" (happy
-        // eyeballs), "Resolving timed out", "Failed to resolve host ... with timeout", "Failed to
-        // connect ...", "SSL connection timeout".
-        let connecting =
-            text.hasPrefix("Connection timed out") || text.hasPrefix("Connection timeout")
-            || text.hasPrefix("Resolving timed out") || text.hasPrefix("Failed to resolve")
-            || text.hasPrefix("Failed to connect") || text.hasPrefix("SSL connection timeout")
-        guard connecting else { return .total }
-        if let total, total <= connect { return .total }
-        return .connect
     }
 }

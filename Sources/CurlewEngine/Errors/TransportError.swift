@@ -41,6 +41,13 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         public static let cancelled = Code("cancelled")
         /// The session was shut down before the transfer finished.
         public static let sessionShutDown = Code("sessionShutDown")
+        /// A redirect was refused: https to http, a scheme other than http(s), a `Location` that cannot
+        /// be parsed, or a custom policy's refusal. ``TransportError/location`` holds the `Location`.
+        public static let redirectRefused = Code("redirectRefused")
+        /// More redirects than the policy allows, or a loop back to a request already made.
+        public static let tooManyRedirects = Code("tooManyRedirects")
+        /// A 307 or 308 redirect resends the body, and the body cannot be sent again.
+        public static let bodyNotReplayable = Code("bodyNotReplayable")
         /// Any other libcurl failure; ``TransportError/curlCode`` holds curl's code.
         public static let curl = Code("curl")
 
@@ -55,6 +62,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case total
         /// The transfer stayed below the low-speed limit for the low-speed time.
         case lowSpeed
+        /// No byte was sent or received for the idle timeout.
+        case idle
     }
 
     /// What kind of failure this is.
@@ -69,6 +78,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public var url: String?
     /// The request method, when known.
     public var method: String?
+    /// For redirect failures, the `Location` that was refused (resolved when it could be).
+    public var location: String?
 
     /// Creates a transport error.
     public init(
@@ -91,6 +102,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         if let timeout { text += "(\(timeout.rawValue))" }
         text += ": \(message)"
         if let method, let url { text += " [\(method) \(url)]" } else if let url { text += " [\(url)]" }
+        if let location { text += " (Location: \(location))" }
         if let curlCode { text += " (curl \(curlCode))" }
         return text
     }

@@ -1,6 +1,5 @@
-// Curlew — the dedicated thread that owns a session's libcurl multi handle.
+// Curlew — a session's event loop as other threads see it: an inbox and a wake-up.
 
-import CCurl
 import CCurlShims
 import Logging
 import Synchronization
@@ -9,24 +8,25 @@ import Synchronization
 import Glibc
 #endif
 
-/// One thread, one `CURLM`, one epoll set: every curl call of a session happens here.
+/// The part of a session's event loop that any thread may touch: it queues commands and wakes the
+/// loop thread through an eventfd; nothing here waits for the loop.
 ///
-/// Other threads only append commands to the inbox and wake the loop through an eventfd in its epoll
-/// set; nothing waits for the loop. The loop drives libcurl with `curl_multi_socket_action`, whose cost
-/// grows with the sockets that are ready rather than with every transfer in flight.
-final class EventLoop: @unchecked Sendable {
-    // @unchecked: the only state touched from other threads is `inbox` (behind its lock), the
-    // immutable `wakeFD`, `configuration`, `counters` (atomics) and `cpuClock` (written once before the
-    // thread starts). Everything else is confined to the loop thread, which is the only caller of
-    // `run()`, of the curl callbacks and of every method below the "Loop thread" mark.
-
-    enum Command {
+/// Everything curl-related lives in ``LoopThread``, which is created on the loop thread, is not
+/// `Sendable`, and never leaves it: the compiler, not a comment, keeps other threads out.
+final class EventLoop: Sendable {
+    /// What other threads ask of the loop.
+    enum Command: Sendable {
+        /// Run this transfer.
         case submit(Transfer)
+        /// Its task was cancelled.
         case cancel(Transfer)
+        /// Reply with the per-host figures.
+        case hostStatistics(UnsafeContinuation<[HostStatistics], Never>)
+        /// Cancel everything and exit.
         case shutdown
     }
 
-    private struct Inbox {
+    struct Inbox: Sendable {
         var commands: [Command] = []
         var wakePending = false
         var closed = false
@@ -36,28 +36,16 @@ final class EventLoop: @unchecked Sendable {
     let configuration: SessionConfiguration
     let counters = EngineCounters()
     let logger: Logger
-    private let inbox = Locked(Inbox())
-    private let wakeFD: Int32
-    private(set) var thread = pthread_t()
-    private var cpuClock = clockid_t(0)
+    let inbox = Locked(Inbox())
+    /// Written by other threads to wake the loop; closed by the loop thread under the inbox lock.
+    let wakeFD: Int32
+    let epollFD: Int32
+    /// The loop thread, once started.
+    private let threadHandle = Locked<pthread_t?>(nil)
+    /// The loop thread's CPU clock, set once it has started.
+    private let cpuClock = Atomic<Int32>(0)
     /// The loop thread's kernel thread id, once it runs (for tests and diagnostics).
     let kernelThreadID = Atomic<Int32>(0)
-
-    // Loop thread only. The hot ones skip dynamic exclusivity checks: confined to one thread and
-    // never accessed re-entrantly (curl's callbacks only run inside calls that do not hold them).
-    @exclusivity(unchecked) private var shards: [MultiShard] = []
-    /// Shards are used only without connection limits, which libcurl enforces per multi handle.
-    private var shardingAllowed: Bool { configuration.maxConnectionsPerHost == 0 && configuration.maxConnectionsTotal == 0 }
-    /// Most transfers per multi handle before another shard is opened.
-    static let shardSize = 256
-    private let epollFD: Int32
-    @exclusivity(unchecked) private var registry: SocketRegistry
-    /// Transfers curl is running; each context knows its index, so removal is a swap with the last.
-    @exclusivity(unchecked) private var active: [TransferContext] = []
-    @exclusivity(unchecked) private var pool: EasyHandlePool
-    private var defaults: HandleDefaults?
-    private var exiting = false
-    private var spareCommands: [Command] = []
 
     init(configuration: SessionConfiguration, logger: Logger) throws(TransportError) {
         guard CurlGlobal.initialized else {
@@ -74,17 +62,16 @@ final class EventLoop: @unchecked Sendable {
         }
         epollFD = epoll
         wakeFD = wake
-        registry = SocketRegistry(epoll: epoll)
-        pool = EasyHandlePool(capacity: configuration.maxPooledHandles, counters: counters)
     }
 
     /// Starts the loop thread. The thread holds the only extra reference to the loop until it exits.
     func start() throws(TransportError) {
         let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
         let result = pthread_create(&thread, nil, { argument in
             guard let argument else { return nil }
             let loop = Unmanaged<EventLoop>.fromOpaque(argument).takeRetainedValue()
-            loop.run()
+            LoopThread.run(loop)
             return nil
         }, context)
         guard result == 0 else {
@@ -93,10 +80,11 @@ final class EventLoop: @unchecked Sendable {
             close(wakeFD)
             throw TransportError(.curl, message: "cannot start the event-loop thread: error \(result)")
         }
-        pthread_getcpuclockid(thread, &cpuClock)
+        var clock = clockid_t(0)
+        pthread_getcpuclockid(thread, &clock)
+        cpuClock.store(clock, ordering: .relaxed)
+        threadHandle.withLock { $0 = thread }
     }
-
-    // MARK: Any thread
 
     /// Queues a command and wakes the loop. Returns false when the loop has shut down.
     @discardableResult
@@ -131,205 +119,31 @@ final class EventLoop: @unchecked Sendable {
         enqueue(.shutdown)
     }
 
+    /// Waits for the loop thread to exit; from the loop thread itself (the last reference dropped by
+    /// code the loop resumed) it detaches instead, since joining itself would deadlock.
+    func join() {
+        guard let thread = threadHandle.withLock({ handle -> pthread_t? in
+            defer { handle = nil }
+            return handle
+        }) else { return }
+        if pthread_equal(pthread_self(), thread) != 0 {
+            pthread_detach(thread)
+        } else {
+            pthread_join(thread, nil)
+        }
+    }
+
+    /// The per-host figures, from the loop thread; empty once the loop has stopped.
+    func hostStatistics() async -> [HostStatistics] {
+        await withUnsafeContinuation { continuation in
+            if !enqueue(.hostStatistics(continuation)) { continuation.resume(returning: []) }
+        }
+    }
+
     /// CPU time the loop thread has used so far.
     var cpuTime: Duration {
         var spec = timespec()
-        guard clock_gettime(cpuClock, &spec) == 0 else { return .zero }
+        guard clock_gettime(cpuClock.load(ordering: .relaxed), &spec) == 0 else { return .zero }
         return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
-    }
-
-    // MARK: Loop thread
-
-    private func run() {
-        curlew_set_thread_name("curlew-loop")
-        kernelThreadID.store(curlew_thread_id(), ordering: .relaxed)
-        guard setUp() else {
-            tearDown(reason: "libcurl could not create a multi handle")
-            return
-        }
-        logger.debug("event loop started", metadata: ["curl": "\(CurlGlobal.versionDescription)"])
-        let capacity = 1024
-        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
-        defer { events.deallocate() }
-        while !exiting {
-            let ready = epoll_wait(epollFD, events, Int32(capacity), timeoutMilliseconds())
-            var wake = false
-            if ready > 0 {
-                for index in 0..<Int(ready) {
-                    let fd = events[index].data.fd
-                    if fd == wakeFD {
-                        wake = true
-                        continue
-                    }
-                    guard registry.isWanted(fd) else { continue }
-                    socketAction(fd, flags: Self.curlFlags(events[index].events))
-                }
-            }
-            if wake { drainInbox() }
-            fireTimers()
-            collectFinished()
-        }
-        tearDown(reason: "the session was shut down")
-    }
-
-    private func setUp() -> Bool {
-        guard let first = MultiShard(index: 0, loop: self, configuration: configuration) else { return false }
-        shards = [first]
-        defaults = HandleDefaults(configuration, loop: Unmanaged.passUnretained(self).toOpaque())
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.fd = wakeFD
-        return epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event) == 0
-    }
-
-    private func socketAction(_ fd: Int32, flags: Int32) {
-        let shard = registry.shard(of: fd)
-        guard shard < shards.count else { return }
-        shards[shard].action(fd, flags: flags)
-    }
-
-    private func fireTimers() {
-        var now: UInt64 = 0
-        for shard in shards {
-            guard let deadline = shard.deadline else { continue }
-            if now == 0 { now = Self.now() }
-            guard now >= deadline else { continue }
-            shard.deadline = nil
-            shard.action(CURL_SOCKET_TIMEOUT, flags: 0)
-        }
-    }
-
-    private static func curlFlags(_ events: UInt32) -> Int32 {
-        var flags: Int32 = 0
-        if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0 { flags |= CURL_CSELECT_IN }
-        if events & EPOLLOUT.rawValue != 0 { flags |= CURL_CSELECT_OUT }
-        if events & EPOLLERR.rawValue != 0 { flags |= CURL_CSELECT_ERR }
-        return flags
-    }
-
-    private func timeoutMilliseconds() -> Int32 {
-        var earliest: UInt64?
-        for shard in shards {
-            if let deadline = shard.deadline, deadline < (earliest ?? .max) { earliest = deadline }
-        }
-        guard let deadline = earliest else { return -1 }
-        let now = Self.now()
-        guard deadline > now else { return 0 }
-        return Int32(clamping: (deadline - now + 999_999) / 1_000_000)
-    }
-
-    static func now() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
-    }
-
-    private func drainInbox() {
-        var value: UInt64 = 0
-        _ = read(wakeFD, &value, 8)  // read before taking the commands, so no wake-up is lost
-        var commands = spareCommands
-        inbox.withLock { inbox in
-            swap(&commands, &inbox.commands)
-            inbox.wakePending = false
-        }
-        for command in commands {
-            switch command {
-            case .submit(let transfer): startTransfer(transfer)
-            case .cancel(let transfer): cancelTransfer(transfer)
-            case .shutdown: exiting = true
-            }
-        }
-        commands.removeAll(keepingCapacity: true)
-        spareCommands = commands
-    }
-
-    // MARK: Loop-thread accessors for the transfer bookkeeping in EventLoop+Transfers.swift
-
-    /// The shard a new transfer joins: the first with room, or a new one when all are full.
-    func shardForNewTransfer() -> MultiShard? {
-        guard shardingAllowed else { return shards.first }
-        if let shard = shards.first(where: { $0.active < Self.shardSize }) { return shard }
-        guard let shard = MultiShard(index: shards.count, loop: self, configuration: configuration) else {
-            return shards.min(by: { $0.active < $1.active })
-        }
-        shards.append(shard)
-        return shard
-    }
-    var allShards: [MultiShard] { shards }
-    var handleDefaults: HandleDefaults? { defaults }
-    func takeHandle(_ defaults: HandleDefaults) -> EasyHandle? { pool.take(defaults) }
-    func returnHandle(_ handle: EasyHandle) {
-        guard let defaults else { return handle.destroy() }
-        pool.give(handle, defaults)
-    }
-    func insertActive(_ context: TransferContext) {
-        context.activeIndex = active.count
-        active.append(context)
-        context.transfer.context = context
-        counters.activeTransfers.store(active.count, ordering: .relaxed)
-    }
-    func removeActive(_ context: TransferContext) {
-        let index = context.activeIndex
-        guard index >= 0, index < active.count, active[index] === context else { return }
-        let last = active.removeLast()
-        if last !== context {
-            active[index] = last
-            last.activeIndex = index
-        }
-        context.activeIndex = -1
-        context.transfer.context = nil  // breaks the transfer <-> context cycle
-        counters.activeTransfers.store(active.count, ordering: .relaxed)
-    }
-    func activeContext(for transfer: Transfer) -> TransferContext? { transfer.context }
-
-    // MARK: Curl callbacks (loop thread, inside curl calls)
-
-    func watch(socket: curl_socket_t, what: Int32, shard: Int) {
-        switch what {
-        case CURL_POLL_IN: registry.want(socket, events: EPOLLIN.rawValue, shard: shard)
-        case CURL_POLL_OUT: registry.want(socket, events: EPOLLOUT.rawValue, shard: shard)
-        case CURL_POLL_INOUT: registry.want(socket, events: EPOLLIN.rawValue | EPOLLOUT.rawValue, shard: shard)
-        default: registry.want(socket, events: 0, shard: shard)
-        }
-        counters.socketsWatched.store(registry.watched, ordering: .relaxed)
-        counters.epollControlCalls.store(registry.controlCalls, ordering: .relaxed)
-    }
-
-
-    /// curl closes every socket through here, so the epoll set never watches a closed (or reused) fd.
-    func closeSocket(_ socket: curl_socket_t) -> Int32 {
-        registry.forget(socket)
-        counters.socketsWatched.store(registry.watched, ordering: .relaxed)
-        counters.epollControlCalls.store(registry.controlCalls, ordering: .relaxed)
-        return close(socket)
-    }
-
-    // MARK: Shutdown (loop thread)
-
-    private func tearDown(reason: String) {
-        for context in active {
-            removeAndFinish(context, .failure(context.transfer.request.error(.sessionShutDown, reason)))
-        }
-        let (leftovers, waiters) = inbox.withLock { inbox -> ([Command], [UnsafeContinuation<Void, Never>]) in
-            inbox.closed = true
-            defer {
-                inbox.commands = []
-                inbox.shutdownWaiters = []
-            }
-            return (inbox.commands, inbox.shutdownWaiters)
-        }
-        for case .submit(let transfer) in leftovers {
-            transfer.finish(.failure(transfer.request.error(.sessionShutDown, reason)))
-        }
-        pool.drain()
-        for shard in shards { shard.cleanup() }  // closes idle connections through closeSocket
-        defaults?.releaseSharedHeaderList()
-        shards = []
-        inbox.withLock { _ in
-            close(wakeFD)
-            close(epollFD)
-        }
-        logger.debug("event loop stopped")
-        for waiter in waiters { waiter.resume() }
     }
 }

@@ -7,30 +7,30 @@ import CCurlShims
 ///
 /// libcurl 7.88 does work proportional to the transfers and connections of a multi handle on every
 /// transfer it starts and removes (measured: about 70 ns per open connection, so 0.7 ms per request at
-/// 10,000 in flight). The loop therefore spreads transfers over shards of at most ``EventLoop/shardSize``
-/// transfers each; at ordinary concurrency everything stays in shard 0 and shares one connection cache.
-/// Confined to the loop thread.
+/// 10,000 in flight). The state machine therefore spreads transfers over shards of at most
+/// ``LoopThread/shardSize`` transfers each, when the pool is explicitly unlimited and the host cannot
+/// multiplex; otherwise each host keeps to one shard, where libcurl can reuse and multiplex its
+/// connections. At ordinary concurrency everything stays in shard 0. Not `Sendable`: loop thread only.
 final class MultiShard {
     let index: Int
     let multi: UnsafeMutableRawPointer
     /// When curl wants `CURL_SOCKET_TIMEOUT`, in monotonic nanoseconds.
     var deadline: UInt64?
-    /// Transfers currently added to this multi handle.
-    var active = 0
-    unowned(unsafe) let loop: EventLoop
+    unowned(unsafe) let thread: LoopThread
 
-    init?(index: Int, loop: EventLoop, configuration: SessionConfiguration) {
+    init?(index: Int, thread: LoopThread, configuration: SessionConfiguration) {
         guard let multi = curl_multi_init() else { return nil }
         self.index = index
         self.multi = multi
-        self.loop = loop
+        self.thread = thread
         let me = Unmanaged.passUnretained(self).toOpaque()
         _ = curlew_multi_setopt_socket_callback(multi, CurlCallbacks.socket)
         _ = curlew_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, me)
         _ = curlew_multi_setopt_timer_callback(multi, CurlCallbacks.timer)
         _ = curlew_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, me)
-        _ = curlew_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
-        _ = curlew_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxConnectionsTotal)
+        // The engine enforces the limits with its own queue; libcurl's are a backstop.
+        _ = curlew_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maxConnectionsPerHost))
+        _ = curlew_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(0, configuration.maxConnectionsTotal))
         _ = curlew_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.effectiveIdleConnections)
     }
 

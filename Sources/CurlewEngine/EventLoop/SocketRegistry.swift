@@ -12,12 +12,15 @@ import Glibc
 /// next transfer reuses the connection. Removing lazily saves two `epoll_ctl` calls per request: a
 /// socket curl no longer wants stays registered until it next reports an event (then it is removed)
 /// or curl wants it again with the same events (then nothing is done). Correctness across fd reuse
-/// rests on curl closing sockets only through ``EventLoop/closeSocket(_:)``, which forgets the entry.
+/// rests on curl opening and closing sockets only through ``LoopThread/openSocket(for:family:type:protocol:)``
+/// and ``LoopThread/closeSocket(_:)``, which record and forget the entry. Each socket also remembers the
+/// pool key it was opened for, so open connections are counted per host.
 struct SocketRegistry {
     private struct Entry {
         var registered: UInt32 = 0
         var wanted: UInt32 = 0
         var shard: Int32 = 0
+        var key: PoolKey?
     }
 
     private var entries: [Entry] = []
@@ -44,12 +47,20 @@ struct SocketRegistry {
         }
     }
 
+    /// A socket curl just opened for a connection to `key`.
+    mutating func opened(_ fd: Int32, key: PoolKey) {
+        guard fd >= 0 else { return }
+        let index = Int(fd)
+        if index >= entries.count { entries.append(contentsOf: repeatElement(Entry(), count: index + 1 - entries.count + 64)) }
+        entries[index] = Entry(key: key)
+    }
+
     /// Whether curl currently wants events on `fd`. An unwanted registered socket is removed here.
     mutating func isWanted(_ fd: Int32) -> Bool {
         let index = Int(fd)
         guard index >= 0, index < entries.count else { return false }
         if entries[index].wanted != 0 { return true }
-        if entries[index].registered != 0 { forget(fd) }
+        if entries[index].registered != 0 { unwatch(fd) }
         return false
     }
 
@@ -60,15 +71,25 @@ struct SocketRegistry {
         return Int(entries[index].shard)
     }
 
-    /// Stops watching `fd` now; called before curl closes it.
-    mutating func forget(_ fd: Int32) {
+    /// Stops watching `fd` now; called before curl closes it. Returns the pool key it was opened for.
+    @discardableResult
+    mutating func forget(_ fd: Int32) -> PoolKey? {
         let index = Int(fd)
-        guard index >= 0, index < entries.count else { return }
+        guard index >= 0, index < entries.count else { return nil }
         if entries[index].registered != 0 {
             _ = control(Int32(EPOLL_CTL_DEL), fd, 0)
             watched -= 1
         }
+        let key = entries[index].key
         entries[index] = Entry()
+        return key
+    }
+
+    /// Stops watching a socket curl no longer wants, keeping what it was opened for.
+    private mutating func unwatch(_ fd: Int32) {
+        _ = control(Int32(EPOLL_CTL_DEL), fd, 0)
+        watched -= 1
+        entries[Int(fd)].registered = 0
     }
 
     private mutating func control(_ operation: Int32, _ fd: Int32, _ events: UInt32) -> Bool {

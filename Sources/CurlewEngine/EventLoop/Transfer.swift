@@ -12,18 +12,36 @@ final class Transfer: Sendable {
         var continuation: Continuation?
         var cancelled = false
         var finished = false
+        /// The loop's identifier, once the loop has taken the submission.
+        var id: TransferID?
     }
 
     let request: PreparedRequest
+    /// The absolute total-timeout deadline (monotonic nanoseconds), shared by every redirect hop.
+    let deadline: UInt64?
+    /// Whether this is a redirect hop of a request that was already admitted once.
+    let isRedirectHop: Bool
+    /// When the caller handed the transfer over (monotonic nanoseconds).
+    let submitted = MonotonicClock.now()
     private let state = Locked(State())
 
-    /// The loop's working state while curl runs this transfer. Loop thread only: set when the
-    /// transfer starts and cleared when it leaves curl (which also breaks the reference cycle).
-    nonisolated(unsafe) var context: TransferContext?
-
-    init(request: PreparedRequest) {
+    init(request: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool = false) {
         self.request = request
+        self.deadline = deadline
+        self.isRedirectHop = isRedirectHop
     }
+
+    /// Records the loop's identifier. Returns true when the task was cancelled in the meantime, so the
+    /// loop cancels at once (the cancellation handler saw no identifier to ask for).
+    func register(_ id: TransferID) -> Bool {
+        state.withLock { state in
+            state.id = id
+            return state.cancelled
+        }
+    }
+
+    /// The loop's identifier, once registered.
+    var registeredID: TransferID? { state.withLock { $0.id } }
 
     /// Stores the continuation. Returns false, having resumed it with a cancellation, when the task was
     /// cancelled before the transfer could be handed to the loop.

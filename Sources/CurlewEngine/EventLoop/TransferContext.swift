@@ -1,16 +1,21 @@
 // Curlew — the loop thread's working state for one transfer in flight.
 
 import CCurl
+import CCurlShims
 import HTTPTypes
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Everything the loop thread keeps for one transfer while curl runs it.
 ///
-/// Confined to the loop thread: created there when the transfer starts, reached from curl's callbacks
-/// through an unretained pointer (the loop's table of active transfers holds it), and dropped when the
-/// transfer leaves the multi handle.
+/// Not `Sendable`: created on the loop thread when the machine starts the transfer, reached from
+/// curl's callbacks through an unretained pointer (the thread's table of running contexts holds it),
+/// and dropped when the transfer leaves curl.
 final class TransferContext {
-    /// Position in the loop's table of active transfers, -1 when not in it.
-    var activeIndex = -1
+    /// The state machine's identifier for this transfer.
+    let id: TransferID
     let transfer: Transfer
     let handle: EasyHandle
     /// The multi handle running this transfer.
@@ -28,22 +33,39 @@ final class TransferContext {
     /// Bytes of body buffer reported to the engine's counters so far.
     var reportedBufferBytes = 0
     let counters: EngineCounters
+    /// When a byte last arrived (monotonic nanoseconds); the start time until then.
+    private var lastReceive: UInt64
+    /// Request-body bytes curl had sent at the last idle check, and when that count last moved.
+    private var lastUploadCount: curl_off_t = 0
+    private var lastUpload: UInt64
+    /// Whether curl opened a socket for this transfer (a new connection, rather than a reused one).
+    var openedSocket = false
+    /// How long the transfer waited between submission and its start.
+    let queuedTime: Duration
+    /// How many connections this transfer opened, read once from curl when it ends.
+    private(set) lazy var connectionsOpened: Int = handle.connectionsOpened
 
     init(
-        transfer: Transfer, handle: EasyHandle, shard: MultiShard, configuration: SessionConfiguration,
+        id: TransferID, transfer: Transfer, handle: EasyHandle, shard: MultiShard, configuration: SessionConfiguration,
         counters: EngineCounters
     ) {
+        self.id = id
         self.transfer = transfer
         self.handle = handle
         self.shard = shard
-        self.head = ResponseHeadParser(maxHeadBytes: configuration.maxResponseHeaderSize)
+        self.head = ResponseHeadParser(maxHeadBytes: configuration.effectiveMaxResponseHeaderSize)
         self.sink = MemoryBodySink()
         self.maxBodyBytes = configuration.maxResponseBodySize
         self.counters = counters
+        let now = MonotonicClock.now()
+        lastReceive = now
+        lastUpload = now
+        queuedTime = .nanoseconds(Int64(clamping: now &- min(now, transfer.submitted)))
     }
 
     /// Called from the header callback. Returns false to make curl abort the transfer.
     func headerLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        lastReceive = MonotonicClock.now()
         switch head.consume(line) {
         case .more:
             return true
@@ -68,6 +90,7 @@ final class TransferContext {
 
     /// Called from the write callback with decoded body bytes. Returns false to abort the transfer.
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        lastReceive = MonotonicClock.now()
         receivedBodyBytes += bytes.count
         guard receivedBodyBytes <= maxBodyBytes else {
             failure = transfer.request.error(
@@ -82,6 +105,18 @@ final class TransferContext {
         return true
     }
 
+    /// When a byte last moved either way. Sent bytes are seen by polling curl's upload count here (an
+    /// in-memory body is sent without callbacks), so a moving upload counts from this check on.
+    func lastActivity(now: UInt64) -> UInt64 {
+        var uploaded: curl_off_t = 0
+        _ = curlew_easy_getinfo_off(handle.raw, CURLINFO_SIZE_UPLOAD_T, &uploaded)
+        if uploaded != lastUploadCount {
+            lastUploadCount = uploaded
+            lastUpload = now
+        }
+        return max(lastReceive, lastUpload)
+    }
+
     private func updateBufferCounter() {
         let now = sink.bufferedBytes
         counters.bufferAdjust(by: now - reportedBufferBytes)
@@ -92,5 +127,13 @@ final class TransferContext {
     func releaseBufferCounter() {
         counters.bufferAdjust(by: -reportedBufferBytes)
         reportedBufferBytes = 0
+    }
+
+    /// Frees the header list and the copy of a tiny body, once curl is done with the handle.
+    func releaseRequestResources() {
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+        if let ownedBody { free(ownedBody) }
+        ownedBody = nil
     }
 }

@@ -9,6 +9,8 @@ final class ParsedURL: @unchecked Sendable {
     // read (libcurl duplicates it when a transfer starts, never changes it). Handing it to the loop
     // goes through the inbox's lock, which orders the write before every read.
     let handle: OpaquePointer
+    /// Which connections requests to this URL may use.
+    let poolKey: PoolKey
 
     /// Parses `url` with libcurl's URL parser, or returns libcurl's reason for refusing it.
     static func parse(_ url: String) -> Result<ParsedURL, ParseFailure> {
@@ -18,11 +20,23 @@ final class ParsedURL: @unchecked Sendable {
             curl_url_cleanup(handle)
             return .failure(.refused(curl_url_strerror(code).map { String(cString: $0) } ?? "malformed URL"))
         }
-        return .success(ParsedURL(handle))
+        let scheme = part(handle, CURLUPART_SCHEME) ?? ""
+        let host = part(handle, CURLUPART_HOST) ?? ""
+        let port = part(handle, CURLUPART_PORT, flags: UInt32(CURLU_DEFAULT_PORT)).flatMap { Int($0) } ?? 0
+        return .success(ParsedURL(handle, key: PoolKey(scheme: scheme.lowercased(), host: host.lowercased(), port: port)))
     }
 
-    private init(_ handle: OpaquePointer) {
+    private init(_ handle: OpaquePointer, key: PoolKey) {
         self.handle = handle
+        self.poolKey = key
+    }
+
+    /// One component of the parsed URL, as libcurl normalised it.
+    private static func part(_ handle: OpaquePointer, _ part: CURLUPart, flags: UInt32 = 0) -> String? {
+        var pointer: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, part, &pointer, flags) == CURLUE_OK, let pointer else { return nil }
+        defer { curl_free(pointer) }
+        return String(cString: pointer)
     }
 
     deinit { curl_url_cleanup(handle) }

@@ -33,6 +33,13 @@ public struct RequestBody: Sendable, Hashable {
         }
     }
 
+    /// Whether the body can be sent again (for a 307 or 308 redirect): bodies held in memory can.
+    public var isReplayable: Bool {
+        switch storage {
+        case .bytes: true
+        }
+    }
+
     /// The bytes, when the body is held in memory.
     public var inMemoryBytes: Data? {
         switch storage {

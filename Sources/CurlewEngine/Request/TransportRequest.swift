@@ -8,6 +8,22 @@ public import HTTPTypes
 /// the provider-level request built from a target. The URL is checked when the request is executed;
 /// use ``init(url:method:headers:body:timeout:)`` to have header strings checked as you build it.
 public struct TransportRequest: Sendable, Hashable {
+    /// Compares what is sent: URL, method, header fields, body and timeout (the redirect policy, which
+    /// may hold a closure, is not compared).
+    public static func == (lhs: TransportRequest, rhs: TransportRequest) -> Bool {
+        lhs.url == rhs.url && lhs.method == rhs.method && lhs.headerFields == rhs.headerFields && lhs.body == rhs.body
+            && lhs.timeout == rhs.timeout
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(url)
+        hasher.combine(method)
+        hasher.combine(headerFields)
+        hasher.combine(body)
+        hasher.combine(timeout)
+    }
+
     /// The absolute `http` or `https` URL.
     public var url: String
     /// The request method.
@@ -18,6 +34,8 @@ public struct TransportRequest: Sendable, Hashable {
     public var body: RequestBody?
     /// A total timeout for this request that overrides the session's.
     public var timeout: Duration?
+    /// The redirect policy for this request; nil: the session's.
+    public var redirectPolicy: RedirectPolicy?
 
     /// Creates a request from already-typed header fields.
     public init(

@@ -9,6 +9,17 @@ import Glibc
 #endif
 
 enum ResponseBuilder {
+    /// How a transfer curl finished with `code` ended: its response, or the classified error.
+    static func outcome(for context: TransferContext, code: CURLcode, configuration: SessionConfiguration) -> TransferOutcome {
+        guard code == CURLE_OK, context.failure == nil else {
+            return .failure(ErrorMapping.error(for: code, context: context, configuration: configuration))
+        }
+        switch response(for: context, connectionsOpened: context.connectionsOpened) {
+        case .success(let response): return .success(response)
+        case .failure(let error): return .failure(error)
+        }
+    }
+
     /// Reads status, version and timings from curl and takes the collected head and body; the connection
     /// counts as reused when the transfer opened none (`connects`, read once by the caller).
     static func response(
@@ -25,6 +36,15 @@ enum ResponseBuilder {
         var urlPointer: UnsafePointer<CChar>?
         _ = curlew_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &urlPointer)
         let effectiveURL = effectiveURL(urlPointer, requested: context.transfer.request.request.url)
+        var redirectURL: String?
+        if (300..<400).contains(code), context.head.hasLocation {
+            // The Location resolved by libcurl's URL parser (relative references included); nil when it
+            // cannot be parsed.
+            var location: UnsafePointer<CChar>?
+            if curlew_easy_getinfo_string(easy, CURLINFO_REDIRECT_URL, &location) == CURLE_OK, let location {
+                redirectURL = String(cString: location)
+            }
+        }
         return .success(
             TransportResponse(
                 status: HTTPResponse.Status(code: code),
@@ -33,7 +53,9 @@ enum ResponseBuilder {
                 effectiveURL: effectiveURL,
                 httpVersion: httpVersion(version),
                 connectionReused: connects == 0,
-                timings: timings(easy)
+                timings: timings(easy, queued: context.queuedTime),
+                redirectURL: redirectURL,
+                hasLocation: context.head.hasLocation
             ))
     }
 
@@ -59,7 +81,7 @@ enum ResponseBuilder {
         }
     }
 
-    static func timings(_ easy: UnsafeMutableRawPointer) -> TransferTimings {
+    static func timings(_ easy: UnsafeMutableRawPointer, queued: Duration) -> TransferTimings {
         func micros(_ info: CURLINFO) -> Duration {
             var value: curl_off_t = 0
             _ = curlew_easy_getinfo_off(easy, info, &value)
@@ -70,7 +92,8 @@ enum ResponseBuilder {
             connect: micros(CURLINFO_CONNECT_TIME_T),
             tlsHandshake: micros(CURLINFO_APPCONNECT_TIME_T),
             firstByte: micros(CURLINFO_STARTTRANSFER_TIME_T),
-            total: micros(CURLINFO_TOTAL_TIME_T)
+            total: micros(CURLINFO_TOTAL_TIME_T),
+            queued: queued
         )
     }
 }

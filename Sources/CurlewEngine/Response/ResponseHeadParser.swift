@@ -5,7 +5,10 @@ import HTTPTypes
 /// Collects the head of the final response from curl's header callback, one line at a time.
 ///
 /// Interim (1xx) heads are discarded; trailers after the body are ignored. The parser enforces the
-/// head-size limit and rejects two different `Content-Length` values, which libcurl 7.88 accepts.
+/// head-size limit over every head of the response (interim ones included, so endless 1xx heads cannot
+/// evade it), requires each head to start with a strict status line (`HTTP/` in that case, a version,
+/// a three-digit code: libcurl 7.88 accepts `Http/1.1`), and rejects two different `Content-Length`
+/// values, which libcurl 7.88 accepts.
 struct ResponseHeadParser {
     enum Event: Equatable {
         /// Keep feeding lines.
@@ -21,8 +24,15 @@ struct ResponseHeadParser {
     private(set) var statusCode = 0
     private(set) var contentLength: Int?
     private(set) var hasContentEncoding = false
+    /// Whether the final head declared `Transfer-Encoding` (a body framed by chunks).
+    private(set) var isChunked = false
+    /// Whether the final head carries a `Location` field.
+    private(set) var hasLocation = false
     private(set) var isComplete = false
-    private var headBytes = 0
+    /// Bytes of every head received so far (status lines and fields of interim and final heads).
+    private(set) var headBytes = 0
+    /// Whether the next line must be a status line (the start of a head).
+    private var expectsStatusLine = true
     let maxHeadBytes: Int
 
     init(maxHeadBytes: Int) {
@@ -37,41 +47,60 @@ struct ResponseHeadParser {
         }
         var end = line.count
         while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        if expectsStatusLine {
+            guard end > 0 else { return .more }  // blank lines before a head are tolerated, as servers send them
+            return statusLine(UnsafeRawBufferPointer(rebasing: line[0..<end]))
+        }
         if end == 0 { return endOfHead() }
-        let text = UnsafeRawBufferPointer(rebasing: line[0..<end])
-        if Self.isStatusLine(text) { return statusLine(text) }
-        return fieldLine(text)
+        return fieldLine(UnsafeRawBufferPointer(rebasing: line[0..<end]))
     }
 
-    /// Whether the line starts with `HTTP/`.
-    private static func isStatusLine(_ text: UnsafeRawBufferPointer) -> Bool {
-        text.count >= 5 && text[0] == UInt8(ascii: "H") && text[1] == UInt8(ascii: "T") && text[2] == UInt8(ascii: "T")
-            && text[3] == UInt8(ascii: "P") && text[4] == UInt8(ascii: "/")
-    }
-
+    /// Starts a head: `HTTP/` (exactly that case), the version (`1.1`, `1.0`, `2`, `3`), a space and a
+    /// three-digit status code followed by a space or the end of the line.
     private mutating func statusLine(_ text: UnsafeRawBufferPointer) -> Event {
-        // A new status line starts a new head (after a 1xx response, or a redirect when following).
         lines.removeAll(keepingCapacity: true)
         if lines.capacity == 0 { lines.reserveCapacity(512) }
         contentLength = nil
         hasContentEncoding = false
-        statusCode = 0
-        guard let space = text.firstIndex(of: 0x20) else { return .more }
-        var code = 0
-        var digits = 0
-        var index = space + 1
-        while index < text.count, digits < 3, (0x30...0x39).contains(text[index]) {
-            code = code * 10 + Int(text[index] - 0x30)
-            digits += 1
+        isChunked = false
+        hasLocation = false
+        guard let code = Self.statusCode(text) else {
+            let shown = String(decoding: text.prefix(64), as: UTF8.self)
+            return .failure(.invalidResponse, "the response does not start with a valid status line: \(String(reflecting: shown))")
+        }
+        statusCode = code
+        expectsStatusLine = false
+        return .more
+    }
+
+    /// The status code of a strict status line, or nil.
+    static func statusCode(_ text: UnsafeRawBufferPointer) -> Int? {
+        let digit = 0x30...0x39 as ClosedRange<UInt8>
+        guard text.count >= 10, text.starts(with: "HTTP/".utf8) else { return nil }
+        var index = 5
+        // Major version digit, then an optional ".minor".
+        guard index < text.count, digit.contains(text[index]) else { return nil }
+        index += 1
+        if index < text.count, text[index] == UInt8(ascii: ".") {
+            index += 1
+            guard index < text.count, digit.contains(text[index]) else { return nil }
             index += 1
         }
-        statusCode = digits == 3 ? code : 0
-        return .more
+        guard index < text.count, text[index] == 0x20 else { return nil }
+        index += 1
+        guard index + 3 <= text.count, digit.contains(text[index]), digit.contains(text[index + 1]),
+            digit.contains(text[index + 2])
+        else { return nil }
+        let code = Int(text[index] - 0x30) * 100 + Int(text[index + 1] - 0x30) * 10 + Int(text[index + 2] - 0x30)
+        index += 3
+        guard index == text.count || text[index] == 0x20 else { return nil }
+        return code
     }
 
     private mutating func endOfHead() -> Event {
         if (100..<200).contains(statusCode), statusCode != 101 {
-            headBytes = 0
+            // An interim head: another head follows, and its bytes still count against the limit.
+            expectsStatusLine = true
             return .more
         }
         isComplete = true
@@ -95,6 +124,12 @@ struct ResponseHeadParser {
             } else if ASCIICase.equals(name, "content-encoding") {
                 hasContentEncoding = true
             }
+        } else if text.count >= 9, text[0] | 0x20 == UInt8(ascii: "l"), ASCIICase.hasPrefix(text, "location:") {
+            hasLocation = true
+        } else if text.count >= 18, text[0] | 0x20 == UInt8(ascii: "t"), let colon = text.firstIndex(of: UInt8(ascii: ":")),
+            ASCIICase.equals(UnsafeRawBufferPointer(rebasing: text[0..<colon]), "transfer-encoding")
+        {
+            isChunked = true
         }
         lines.append(contentsOf: text)
         lines.append(UInt8(ascii: "\n"))

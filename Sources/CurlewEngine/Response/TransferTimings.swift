@@ -16,14 +16,24 @@ public struct TransferTimings: Sendable, Hashable {
     public var firstByte: Duration
     /// The whole transfer finished.
     public var total: Duration
+    /// Time spent waiting in the session's admission queue for a free connection, over every hop.
+    /// Not part of the other figures, which start when the final hop's transfer started.
+    public var queued: Duration
+    /// Time spent on earlier hops of a redirected request, before the final hop was submitted.
+    public var redirect: Duration
 
     /// Creates timings from their parts.
-    public init(nameLookup: Duration, connect: Duration, tlsHandshake: Duration, firstByte: Duration, total: Duration) {
+    public init(
+        nameLookup: Duration, connect: Duration, tlsHandshake: Duration, firstByte: Duration, total: Duration,
+        queued: Duration = .zero, redirect: Duration = .zero
+    ) {
         self.nameLookup = nameLookup
         self.connect = connect
         self.tlsHandshake = tlsHandshake
         self.firstByte = firstByte
         self.total = total
+        self.queued = queued
+        self.redirect = redirect
     }
 
     /// All-zero timings, for responses that never crossed the network (stubs).

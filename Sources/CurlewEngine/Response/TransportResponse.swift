@@ -59,6 +59,20 @@ public struct TransportResponse: Sendable {
         get { storage.timings }
         set { mutableStorage.timings = newValue }
     }
+    /// The redirects followed before this response, in order (each URL requested and the 3xx status
+    /// it answered with); empty when there was none. ``effectiveURL`` is the final URL.
+    public var redirects: [RedirectStep] {
+        get { storage.redirects }
+        set { mutableStorage.redirects = newValue }
+    }
+    /// For a redirect response: its `Location`, resolved against the URL requested; nil otherwise, or
+    /// when the response carries no `Location`.
+    public var redirectURL: String? {
+        get { storage.redirectURL }
+        set { mutableStorage.redirectURL = newValue }
+    }
+    /// Whether the head carried a `Location` field (with or without a usable value).
+    var hasLocation: Bool { storage.hasLocation }
 
     private var storage: Storage
 
@@ -76,11 +90,13 @@ public struct TransportResponse: Sendable {
     /// A response from the network, whose fields stay unparsed until read.
     init(
         status: HTTPResponse.Status, head: ReceivedHead, body: Data, effectiveURL: String, httpVersion: HTTPVersion,
-        connectionReused: Bool, timings: TransferTimings
+        connectionReused: Bool, timings: TransferTimings, redirectURL: String?, hasLocation: Bool
     ) {
         storage = Storage(
             status: status, assignedFields: HTTPFields(), receivedHead: head, body: body, effectiveURL: effectiveURL,
             httpVersion: httpVersion, connectionReused: connectionReused, timings: timings)
+        storage.redirectURL = redirectURL
+        storage.hasLocation = hasLocation
     }
 
     /// The storage, copied first when another value shares it.
@@ -102,6 +118,9 @@ public struct TransportResponse: Sendable {
         var httpVersion: HTTPVersion
         var connectionReused: Bool
         var timings: TransferTimings
+        var redirects: [RedirectStep] = []
+        var redirectURL: String?
+        var hasLocation = false
 
         init(
             status: HTTPResponse.Status, assignedFields: HTTPFields, receivedHead: ReceivedHead?, body: Data,
@@ -118,10 +137,14 @@ public struct TransportResponse: Sendable {
         }
 
         func copy() -> Storage {
-            Storage(
+            let copy = Storage(
                 status: status, assignedFields: assignedFields, receivedHead: receivedHead, body: body,
                 effectiveURL: effectiveURL, httpVersion: httpVersion, connectionReused: connectionReused,
                 timings: timings)
+            copy.redirects = redirects
+            copy.redirectURL = redirectURL
+            copy.hasLocation = hasLocation
+            return copy
         }
     }
 }

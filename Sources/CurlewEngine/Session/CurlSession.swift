@@ -3,6 +3,7 @@
 public import Logging
 
 import CCurlShims
+import HTTPTypes
 import Synchronization
 
 #if canImport(Glibc)
@@ -25,7 +26,7 @@ public final class CurlSession: HTTPTransport, Sendable {
     public let configuration: SessionConfiguration
     private let loop: EventLoop
     private let stopped = Locked(false)
-    private let urls: ParsedURLCache
+    let urls: ParsedURLCache
     private let defaultFields: DefaultHeaderFields
 
     /// Starts a session and its event-loop thread.
@@ -49,29 +50,41 @@ public final class CurlSession: HTTPTransport, Sendable {
 
     deinit {
         // The loop thread never holds the session, so this runs on a caller's thread unless the last
-        // reference was dropped by code the loop resumed; joining from the loop thread would deadlock.
-        let alreadyStopped = stopped.withLock { stopped in
-            defer { stopped = true }
-            return stopped
-        }
-        guard !alreadyStopped else { return }
-        loop.requestShutdown()
-        if pthread_equal(pthread_self(), loop.thread) != 0 {
-            pthread_detach(loop.thread)
-        } else {
-            pthread_join(loop.thread, nil)
+        // reference was dropped by code the loop resumed; `join` detaches in that case.
+        if markStopped() {
+            loop.requestShutdown()
+            loop.join()
         }
     }
 
-    /// Sends the request and returns the complete response.
+    /// Sends the request and returns the complete response, following redirects as the request's (or
+    /// the session's) ``RedirectPolicy`` says.
     ///
-    /// The URL and header values are checked before anything is queued. Cancelling the calling task
-    /// aborts the transfer on the loop thread, closes its connection and throws
+    /// The URL and header values are checked before anything is queued. A request waits in the
+    /// session's admission queue while its host (or the session) is at its connection limit; the wait
+    /// counts against the total timeout. Cancelling the calling task removes a waiting request at once,
+    /// or aborts a running transfer on the loop thread and closes its connection, and throws
     /// ``TransportError/Code/cancelled``.
     ///
-    /// - Throws: ``TransportError`` for invalid input, transport failures, cancellation and shutdown.
+    /// - Throws: ``TransportError`` for invalid input, transport failures, refused redirects,
+    ///   cancellation and shutdown.
     public func execute(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
-        let transfer = Transfer(request: try PreparedRequest(request, urls: urls))
+        let started = MonotonicClock.now()
+        let total = request.timeout ?? configuration.totalTimeout
+        let deadline = total.map { started &+ UInt64(max(1, $0.nanoseconds)) }
+        let prepared = try PreparedRequest(request, urls: urls)
+        let response = try await run(prepared, deadline: deadline, isRedirectHop: false)
+        // The common case pays nothing for redirects: only a 3xx with a Location goes further.
+        guard (300..<400).contains(response.status.code), response.hasLocation else { return response }
+        return try await followRedirects(
+            from: response, of: request, origin: prepared.url.poolKey, started: started, deadline: deadline)
+    }
+
+    /// Runs one transfer (one hop) through the loop.
+    func run(_ prepared: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool) async throws(TransportError)
+        -> TransportResponse
+    {
+        let transfer = Transfer(request: prepared, deadline: deadline, isRedirectHop: isRedirectHop)
         let loop = self.loop
         let outcome = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: Transfer.Continuation) in
@@ -87,6 +100,12 @@ public final class CurlSession: HTTPTransport, Sendable {
         return try outcome.get()
     }
 
+    /// Parses a URL for a redirect hop through the session's cache.
+    func parse(_ url: String) -> ParsedURL? {
+        guard case .success(let parsed) = urls.parsed(url) else { return nil }
+        return parsed
+    }
+
     /// The request with the fields this session adds: `User-Agent` and `Accept-Encoding` (first, as
     /// sent) unless the request sets them, and `Expect: 100-continue` for bodies of at least
     /// ``SessionConfiguration/expectContinueThreshold`` bytes.
@@ -94,28 +113,23 @@ public final class CurlSession: HTTPTransport, Sendable {
         defaultFields.applied(to: request)
     }
 
-    /// Cancels every transfer in flight, stops the event loop and joins its thread.
+    /// Cancels every transfer in flight and every queued request, stops the event loop and joins its thread.
     public func shutdown() async {
         await loop.shutdown()
-        join()
+        if markStopped() { loop.join() }
     }
 
     /// Like ``shutdown()``, for code that cannot await; blocks until the loop thread has exited.
     public func syncShutdown() {
         loop.requestShutdown()
-        join()
+        if markStopped() { loop.join() }
     }
 
-    private func join() {
-        let alreadyStopped = stopped.withLock { stopped in
+    /// Returns true the first time only.
+    private func markStopped() -> Bool {
+        stopped.withLock { stopped in
             defer { stopped = true }
-            return stopped
-        }
-        guard !alreadyStopped else { return }
-        if pthread_equal(pthread_self(), loop.thread) != 0 {
-            pthread_detach(loop.thread)
-        } else {
-            pthread_join(loop.thread, nil)
+            return !stopped
         }
     }
 
@@ -124,6 +138,9 @@ public final class CurlSession: HTTPTransport, Sendable {
         let counters = loop.counters
         return SessionStatistics(
             activeTransfers: counters.activeTransfers.load(ordering: .relaxed),
+            queuedTransfers: counters.queuedTransfers.load(ordering: .relaxed),
+            openConnections: counters.openConnections.load(ordering: .relaxed),
+            peakOpenConnections: counters.peakOpenConnections.load(ordering: .relaxed),
             pooledHandles: counters.pooledHandles.load(ordering: .relaxed),
             handlesCreated: counters.handlesCreated.load(ordering: .relaxed),
             bufferedBytes: counters.bufferedBytes.load(ordering: .relaxed),
@@ -137,6 +154,12 @@ public final class CurlSession: HTTPTransport, Sendable {
             epollControlCalls: counters.epollControlCalls.load(ordering: .relaxed),
             loopCPUTime: loop.cpuTime
         )
+    }
+
+    /// Per-host figures: queued and running requests, open and peak connections, for every host the
+    /// session has connected to or has work for. Answered by the loop thread.
+    public func hostStatistics() async -> [HostStatistics] {
+        await loop.hostStatistics()
     }
 
     /// The loop thread's kernel thread id (0 until it has started); lets tests see the thread exit.

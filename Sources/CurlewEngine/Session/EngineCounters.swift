@@ -6,6 +6,9 @@ import Synchronization
 /// exact on its own; a snapshot of several is not one instant).
 final class EngineCounters: Sendable {
     let activeTransfers = Atomic<Int>(0)
+    let queuedTransfers = Atomic<Int>(0)
+    let openConnections = Atomic<Int>(0)
+    let peakOpenConnections = Atomic<Int>(0)
     let pooledHandles = Atomic<Int>(0)
     let handlesCreated = Atomic<Int>(0)
     let bufferedBytes = Atomic<Int>(0)
@@ -21,6 +24,15 @@ final class EngineCounters: Sendable {
     func bufferAdjust(by delta: Int) {
         let now = bufferedBytes.add(delta, ordering: .relaxed).newValue
         if now > peakBufferedBytes.load(ordering: .relaxed) { peakBufferedBytes.store(now, ordering: .relaxed) }
+    }
+
+    func socketOpened() {
+        let now = openConnections.add(1, ordering: .relaxed).newValue
+        if now > peakOpenConnections.load(ordering: .relaxed) { peakOpenConnections.store(now, ordering: .relaxed) }
+    }
+
+    func socketClosed() {
+        openConnections.subtract(1, ordering: .relaxed)
     }
 
     func noteTransferBuffer(_ bytes: Int) {

@@ -1,7 +1,7 @@
 // Curlew — the settings a session applies to every transfer.
 
 /// Settings a ``CurlSession`` applies to every transfer, with defaults suited to server workloads.
-public struct SessionConfiguration: Sendable, Hashable {
+public struct SessionConfiguration: Sendable {
     /// How proxies are chosen.
     public enum Proxy: Sendable, Hashable {
         /// Never use a proxy; the `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` environment
@@ -16,11 +16,23 @@ public struct SessionConfiguration: Sendable, Hashable {
     /// Time allowed for name resolution plus connecting (including the TLS handshake). Default 10 s.
     public var connectTimeout: Duration = .seconds(10)
     /// Time allowed for a whole exchange, or `nil` for no limit. Default 60 s.
+    ///
+    /// It runs from the moment the request is handed to the session: time spent waiting in the
+    /// admission queue for a free connection counts, and so does every redirect hop. Never fires early.
     public var totalTimeout: Duration? = .seconds(60)
-    /// A transfer slower than ``lowSpeedLimit`` bytes per second for this long fails. Default 30 s.
+    /// A running transfer that sends and receives no byte for this long fails with
+    /// ``TransportError/Timeout/idle``; `nil` turns the check off. Default 30 s.
+    ///
+    /// The engine keeps this timer itself, to the millisecond: a server that stalls after sending part of
+    /// a response is noticed at the idle timeout (not seconds later, as curl's averaged low-speed check
+    /// would), and never earlier. Waiting for the first response byte counts as idle time.
+    public var idleTimeout: Duration? = .seconds(30)
+    /// A transfer slower than ``lowSpeedLimit`` bytes per second for this long fails (curl's low-speed
+    /// check, averaged over its time window; rounded up to whole seconds). Default 30 s.
     public var lowSpeedTime: Duration = .seconds(30)
-    /// The bytes-per-second floor for ``lowSpeedTime``; 0 disables the check. Default 1.
-    public var lowSpeedLimit: Int = 1
+    /// The bytes-per-second floor for ``lowSpeedTime``; 0 (the default) disables the check, for which
+    /// ``idleTimeout`` is the sharper tool.
+    public var lowSpeedLimit: Int = 0
     /// Ask for compressed responses (gzip, deflate, br, zstd: whatever this libcurl supports) and
     /// decode them transparently. Default on.
     public var automaticDecompression: Bool = true
@@ -30,13 +42,26 @@ public struct SessionConfiguration: Sendable, Hashable {
     public var userAgent: String = "Curlew/0.1"
     /// The largest decoded response body accepted, in bytes. Default 128 MiB.
     public var maxResponseBodySize: Int = 128 * 1024 * 1024
-    /// The largest response head (status line and header fields) accepted, in bytes. Default 256 KiB.
+    /// The largest response head accepted, in bytes: the status lines and header fields of every head
+    /// of one response, interim (1xx) heads included. Default 256 KiB; at most 300 KiB, libcurl's own
+    /// cap (a larger setting acts as 300 KiB). A single header line is further capped at 100 KiB by
+    /// libcurl; either way the failure is ``TransportError/Code/headersTooLarge``.
     public var maxResponseHeaderSize: Int = 256 * 1024
-    /// Most connections open to one host at once; requests beyond it wait for a free connection.
-    /// 0 means no limit. Default 0.
-    public var maxConnectionsPerHost: Int = 0
-    /// Most connections open in total; 0 means no limit. Default 0.
-    public var maxConnectionsTotal: Int = 0
+    /// Most requests running at once to one host (scheme, host and port), hence most connections open
+    /// to it over HTTP/1.1; further requests wait in the session's queue, first come first served, and
+    /// a host at its limit never delays requests to another. 0 means no limit. Default 64.
+    ///
+    /// 64 keeps a busy upstream saturated from one client (the benchmarks run 64 in flight) without
+    /// opening thousands of sockets when a burst arrives: 10,000 concurrent calls then share 64
+    /// kept-alive connections instead of each opening one. Size it from the throughput you need and the
+    /// upstream's latency: one connection completes about `1 / latency` requests per second, so with 8
+    /// connections and a 50 ms upstream, 10,000 requests need about 10,000 × 0.05 / 8 ≈ 63 s. Queued
+    /// requests count their wait against ``totalTimeout``.
+    public var maxConnectionsPerHost: Int = 64
+    /// Most requests running at once across all hosts, hence most connections in use; 0 means no
+    /// limit. Default 512, well under the usual 1,024 file descriptors per process. Idle connections
+    /// are closed to make room when the limit is reached.
+    public var maxConnectionsTotal: Int = 512
     /// How many idle connections are kept open for reuse. Default 1024; never below the connection limits.
     public var maxIdleConnections: Int = 1024
     /// Most easy handles kept for reuse after their transfer ends. Default 256.
@@ -44,6 +69,9 @@ public struct SessionConfiguration: Sendable, Hashable {
     /// Send `Expect: 100-continue` for request bodies of at least this many bytes and wait for the
     /// server's interim answer; `nil` (the default) never sends it.
     public var expectContinueThreshold: Int? = nil
+    /// Which redirects are followed, and how. Default ``RedirectPolicy/default``: up to 10 hops, never
+    /// from https to http. A request can override it (``TransportRequest/redirectPolicy``).
+    public var redirectPolicy: RedirectPolicy = .default
     /// Whether and which proxy to use. Default ``Proxy/none``.
     public var proxy: Proxy = .none
     /// Enable TCP keep-alive probes on idle connections. Default on.
@@ -64,5 +92,13 @@ public struct SessionConfiguration: Sendable, Hashable {
     /// The idle-connection cache size actually applied: never below the concurrency the limits allow.
     var effectiveIdleConnections: Int {
         max(maxIdleConnections, maxConnectionsTotal, maxConnectionsPerHost)
+    }
+
+    /// libcurl's cap on all heads of one response (300 KiB).
+    static let curlHeadLimit = 300 * 1024
+
+    /// The head limit the engine enforces: the setting, within libcurl's own cap.
+    var effectiveMaxResponseHeaderSize: Int {
+        min(max(1, maxResponseHeaderSize), Self.curlHeadLimit)
     }
 }

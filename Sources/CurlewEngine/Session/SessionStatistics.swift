@@ -2,8 +2,14 @@
 
 /// A snapshot of a session's engine counters, for monitoring and for tests that bound memory.
 public struct SessionStatistics: Sendable, Hashable {
-    /// Transfers currently inside the event loop.
+    /// Transfers libcurl is running.
     public var activeTransfers: Int
+    /// Requests waiting in the admission queue for a free connection.
+    public var queuedTransfers: Int
+    /// Connections open now, in use or idle (sockets curl opened and has not closed).
+    public var openConnections: Int
+    /// The most connections that were open at once.
+    public var peakOpenConnections: Int
     /// Easy handles waiting in the reuse pool.
     public var pooledHandles: Int
     /// Easy handles created since the session started (reuse keeps this low).
@@ -20,7 +26,7 @@ public struct SessionStatistics: Sendable, Hashable {
     public var failedTransfers: Int
     /// Transfers aborted because their task was cancelled.
     public var cancelledTransfers: Int
-    /// New connections opened (a transfer over a reused connection opens none).
+    /// New connections opened since the session started (a transfer over a reused connection opens none).
     public var connectionsOpened: Int
     /// Sockets currently registered with the loop's readiness set.
     public var socketsWatched: Int

@@ -1,0 +1,178 @@
+// Curlew — submitting, starting, completing and ending transfers: the machine decides, the thread acts.
+
+import CCurl
+import Synchronization
+import CCurlShims
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension LoopThread {
+    /// A submission from the inbox: the machine admits it, queues it or ends it at once.
+    func submit(_ transfer: Transfer) {
+        let key = transfer.request.url.poolKey
+        // Spreading over shards only for an explicitly unlimited pool and a key that cannot multiplex.
+        let spreadable = machine.limits.perKey == 0 && machine.limits.total == 0 && !key.mayMultiplex
+        let id = machine.submit(
+            transfer, key: key, deadline: transfer.deadline, cancelled: transfer.isCancelled, spreadable: spreadable,
+            priority: transfer.isRedirectHop ? .redirectHop : .normal, now: MonotonicClock.now(), into: &actions)
+        if let id, transfer.register(id) {
+            // Cancelled between the check above and the registration: nobody else will ask.
+            machine.cancel(id, now: MonotonicClock.now(), into: &actions)
+        }
+        counters.queuedTransfers.store(machine.queued, ordering: .relaxed)
+        performActions()
+    }
+
+    /// The calling task was cancelled: the machine ends the transfer wherever it is.
+    func cancel(_ transfer: Transfer) {
+        // Not yet registered: the submit command is still behind this one and sees the cancelled flag.
+        guard let id = transfer.registeredID else { return }
+        machine.cancel(id, now: MonotonicClock.now(), into: &actions)
+        performActions()
+    }
+
+    /// Performs the machine's actions in order, until none are left (an action may produce more).
+    func performActions(shutdownReason: String = "the session was shut down") {
+        var index = 0
+        while index < actions.count {
+            let action = actions[index]
+            index += 1
+            switch action {
+            case .start(let id, let transfer, let shard, let timeout):
+                start(id, transfer, shard: shard, timeout: timeout)
+            case .fail(let transfer, let reason):
+                if reason == .cancelled { counters.cancelledTransfers.add(1, ordering: .relaxed) }
+                transfer.finish(.failure(error(for: reason, transfer.request, shutdownReason: shutdownReason)))
+            case .abort(let id, let transfer, let reason):
+                if reason == .cancelled {
+                    counters.cancelledTransfers.add(1, ordering: .relaxed)
+                } else if reason != .shutdown {
+                    counters.failedTransfers.add(1, ordering: .relaxed)
+                }
+                guard let context = takeContext(id) else { continue }
+                remove(context)
+                transfer.finish(.failure(error(for: reason, transfer.request, shutdownReason: shutdownReason)))
+            case .checkIdle(let id):
+                guard let context = context(id) else { continue }
+                let now = MonotonicClock.now()
+                machine.idleCheck(id, lastActivity: context.lastActivity(now: now), now: now, into: &actions)
+            }
+        }
+        actions.removeAll(keepingCapacity: true)
+        counters.queuedTransfers.store(machine.queued, ordering: .relaxed)
+        counters.activeTransfers.store(machine.running, ordering: .relaxed)
+    }
+
+    /// Hands a transfer the machine admitted to curl, on the shard it chose.
+    private func start(_ id: TransferID, _ transfer: Transfer, shard index: Int, timeout: UInt64?) {
+        while index >= shards.count {
+            guard openShard() != nil else { break }
+        }
+        guard index < shards.count, let handle = pool.take(defaults) else {
+            _ = machine.startFailed(id, now: MonotonicClock.now(), into: &actions)
+            transfer.finish(.failure(transfer.request.error(.curl, "libcurl could not create an easy handle")))
+            return
+        }
+        let shard = shards[index]
+        let context = TransferContext(
+            id: id, transfer: transfer, handle: handle, shard: shard, configuration: configuration, counters: counters)
+        context.applyRequest(defaults: defaults, timeout: timeout)
+        handle.errorBuffer.pointee = 0
+        store(context)
+        let code = curl_multi_add_handle(shard.multi, handle.raw)
+        guard code == CURLM_OK else {
+            let message = String(cString: curl_multi_strerror(code))
+            _ = takeContext(id)
+            recycle(context)
+            _ = machine.startFailed(id, now: MonotonicClock.now(), into: &actions)
+            counters.failedTransfers.add(1, ordering: .relaxed)
+            transfer.finish(.failure(transfer.request.error(.curl, "curl_multi_add_handle failed: \(message)")))
+            return
+        }
+    }
+
+    /// Reads curl's completion messages and finishes those transfers (outside curl's callbacks).
+    func collectFinished() {
+        for shard in shards { collectFinished(shard) }
+    }
+
+    private func collectFinished(_ shard: MultiShard) {
+        var easy: UnsafeMutableRawPointer?
+        var code = CURLE_OK
+        while curlew_multi_info_read(shard.multi, &easy, &code) == 1 {
+            guard let easy else { continue }
+            var pointer: UnsafePointer<CChar>?
+            guard curlew_easy_getinfo_string(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { continue }
+            let context = Unmanaged<TransferContext>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+            let id = context.id
+            let outcome = ResponseBuilder.outcome(for: context, code: code, configuration: configuration)
+            switch outcome {
+            case .success: counters.completedTransfers.add(1, ordering: .relaxed)
+            case .failure: counters.failedTransfers.add(1, ordering: .relaxed)
+            }
+            _ = takeContext(id)
+            remove(context)
+            // The machine frees the place (and may start the next waiting transfer) before the caller hears.
+            _ = machine.complete(id, now: MonotonicClock.now(), into: &actions)
+            context.transfer.finish(outcome)
+            performActions()
+        }
+    }
+
+    /// Takes the handle out of its multi handle and gives it back to the pool.
+    private func remove(_ context: TransferContext) {
+        curl_multi_remove_handle(context.shard.multi, context.handle.raw)
+        counters.connectionsOpened.add(context.connectionsOpened, ordering: .relaxed)
+        recycle(context)
+    }
+
+    /// Frees the transfer's request resources and puts its easy handle back in the pool.
+    private func recycle(_ context: TransferContext) {
+        counters.noteTransferBuffer(context.reportedBufferBytes)
+        context.releaseBufferCounter()
+        context.releaseRequestResources()
+        pool.give(context.handle, defaults)
+    }
+
+    // MARK: The table of running contexts
+
+    private func store(_ context: TransferContext) {
+        let slot = Int(context.id.slot)
+        if slot >= contexts.count { contexts.append(contentsOf: repeatElement(nil, count: slot + 1 - contexts.count)) }
+        contexts[slot] = context
+    }
+
+    private func context(_ id: TransferID) -> TransferContext? {
+        let slot = Int(id.slot)
+        guard slot < contexts.count, let context = contexts[slot], context.id == id else { return nil }
+        return context
+    }
+
+    private func takeContext(_ id: TransferID) -> TransferContext? {
+        guard let context = context(id) else { return nil }
+        contexts[Int(id.slot)] = nil
+        return context
+    }
+
+    /// The error a transfer ends with when the machine ends it.
+    private func error(for reason: EndReason, _ request: PreparedRequest, shutdownReason: String) -> TransportError {
+        switch reason {
+        case .cancelled:
+            return request.error(.cancelled, "the task was cancelled")
+        case .shutdown:
+            return request.error(.sessionShutDown, shutdownReason)
+        case .totalTimeout:
+            let total = request.request.timeout ?? configuration.totalTimeout
+            var error = request.error(.timedOut, "the total timeout\(total.map { " of \($0)" } ?? "") expired")
+            error.timeout = .total
+            return error
+        case .idleTimeout:
+            let idle = configuration.idleTimeout.map { "\($0)" } ?? "the idle timeout"
+            var error = request.error(.timedOut, "no byte was sent or received for \(idle)")
+            error.timeout = .idle
+            return error
+        }
+    }
+}

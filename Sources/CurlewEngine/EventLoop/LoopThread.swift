@@ -1,0 +1,282 @@
+// Curlew — the loop thread: epoll, the eventfd, curl's multi handles, and the actions of the state machine.
+
+import CCurl
+import Synchronization
+import CCurlShims
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything the loop thread owns: one epoll set, libcurl's multi handles (shards), the easy-handle
+/// pool, the contexts of running transfers and the ``TransferStateMachine``.
+///
+/// Created on the loop thread by ``run(_:)`` and never handed elsewhere; it is not `Sendable`, so no
+/// other thread can reach it. Its code performs system and curl calls and the machine's actions; every
+/// decision about a transfer's lifecycle is the machine's.
+final class LoopThread {
+    typealias Machine = TransferStateMachine<PoolKey, Transfer>
+
+    let loop: EventLoop
+    let configuration: SessionConfiguration
+    let counters: EngineCounters
+    let logger: Logger
+    let epollFD: Int32
+    let wakeFD: Int32
+
+    // The hot ones skip dynamic exclusivity checks: never accessed re-entrantly (curl's callbacks only
+    // run inside calls that do not hold them).
+    @exclusivity(unchecked) var machine: Machine
+    @exclusivity(unchecked) var shards: [MultiShard] = []
+    @exclusivity(unchecked) var registry: SocketRegistry
+    /// Contexts of running transfers, indexed by their identifier's slot.
+    @exclusivity(unchecked) var contexts: [TransferContext?] = []
+    @exclusivity(unchecked) var pool: EasyHandlePool
+    /// Actions the machine returned and the thread has yet to perform; reused between events.
+    @exclusivity(unchecked) var actions: [Machine.Action] = []
+    let defaults: HandleDefaults
+    /// Open sockets per pool key, from curl's open and close socket callbacks.
+    var openSockets: [PoolKey: Int] = [:]
+    var peakOpenSockets: [PoolKey: Int] = [:]
+    private var exiting = false
+    private var spareCommands: [EventLoop.Command] = []
+
+    private init(loop: EventLoop) {
+        self.loop = loop
+        configuration = loop.configuration
+        counters = loop.counters
+        logger = loop.logger
+        epollFD = loop.epollFD
+        wakeFD = loop.wakeFD
+        machine = Machine(limits: Self.limits(loop.configuration))
+        registry = SocketRegistry(epoll: loop.epollFD)
+        pool = EasyHandlePool(capacity: loop.configuration.maxPooledHandles, counters: loop.counters)
+        defaults = HandleDefaults(loop.configuration)
+    }
+
+    /// The loop thread's body: sets up, runs until shutdown, tears down.
+    static func run(_ loop: EventLoop) {
+        curlew_set_thread_name("curlew-loop")
+        loop.kernelThreadID.store(curlew_thread_id(), ordering: .relaxed)
+        let thread = LoopThread(loop: loop)
+        thread.defaults.bind(to: thread)
+        guard thread.setUp() else {
+            thread.tearDown(reason: "libcurl could not create a multi handle")
+            return
+        }
+        loop.logger.debug("event loop started", metadata: ["curl": "\(CurlGlobal.versionDescription)"])
+        thread.runLoop()
+        thread.tearDown(reason: "the session was shut down")
+    }
+
+    /// The limits the machine enforces, from the configuration.
+    static func limits(_ configuration: SessionConfiguration) -> Machine.Limits {
+        Machine.Limits(
+            perKey: max(0, configuration.maxConnectionsPerHost), total: max(0, configuration.maxConnectionsTotal),
+            shardSize: shardSize,
+            idleTimeout: configuration.idleTimeout.map { UInt64(max(1, $0.nanoseconds)) })
+    }
+
+    /// Most transfers per multi handle before another shard is opened (see ``MultiShard``).
+    static let shardSize = 256
+
+    private func setUp() -> Bool {
+        guard openShard() != nil else { return false }
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = wakeFD
+        return epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event) == 0
+    }
+
+    /// Opens the next shard.
+    @discardableResult
+    func openShard() -> MultiShard? {
+        guard let shard = MultiShard(index: shards.count, thread: self, configuration: configuration) else { return nil }
+        shards.append(shard)
+        return shard
+    }
+
+    private func runLoop() {
+        let capacity = 1024
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
+        defer { events.deallocate() }
+        while !exiting {
+            let ready = epoll_wait(epollFD, events, Int32(capacity), timeoutMilliseconds())
+            var wake = false
+            if ready > 0 {
+                for index in 0..<Int(ready) {
+                    let fd = events[index].data.fd
+                    if fd == wakeFD {
+                        wake = true
+                        continue
+                    }
+                    guard registry.isWanted(fd) else { continue }
+                    socketAction(fd, flags: Self.curlFlags(events[index].events))
+                }
+            }
+            if wake { drainInbox() }
+            fireTimers()
+            collectFinished()
+        }
+    }
+
+    private func socketAction(_ fd: Int32, flags: Int32) {
+        let shard = registry.shard(of: fd)
+        guard shard < shards.count else { return }
+        shards[shard].action(fd, flags: flags)
+    }
+
+    /// curl's timers, then the machine's.
+    private func fireTimers() {
+        var now: UInt64 = 0
+        for shard in shards {
+            guard let deadline = shard.deadline else { continue }
+            if now == 0 { now = MonotonicClock.now() }
+            guard now >= deadline else { continue }
+            shard.deadline = nil
+            shard.action(CURL_SOCKET_TIMEOUT, flags: 0)
+        }
+        if let deadline = machine.nextDeadline {
+            if now == 0 { now = MonotonicClock.now() }
+            if now >= deadline {
+                machine.timersFired(now: now, into: &actions)
+                performActions()
+            }
+        }
+    }
+
+    private static func curlFlags(_ events: UInt32) -> Int32 {
+        var flags: Int32 = 0
+        if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0 { flags |= CURL_CSELECT_IN }
+        if events & EPOLLOUT.rawValue != 0 { flags |= CURL_CSELECT_OUT }
+        if events & EPOLLERR.rawValue != 0 { flags |= CURL_CSELECT_ERR }
+        return flags
+    }
+
+    /// Milliseconds until the soonest of curl's and the machine's timers, rounded up so no timer is
+    /// served early; -1 to wait for I/O only.
+    private func timeoutMilliseconds() -> Int32 {
+        var earliest = machine.nextDeadline
+        for shard in shards {
+            if let deadline = shard.deadline, deadline < (earliest ?? .max) { earliest = deadline }
+        }
+        guard let deadline = earliest else { return -1 }
+        let now = MonotonicClock.now()
+        guard deadline > now else { return 0 }
+        return Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+    }
+
+    private func drainInbox() {
+        var value: UInt64 = 0
+        _ = read(wakeFD, &value, 8)  // read before taking the commands, so no wake-up is lost
+        var commands = spareCommands
+        loop.inbox.withLock { inbox in
+            swap(&commands, &inbox.commands)
+            inbox.wakePending = false
+        }
+        for command in commands {
+            switch command {
+            case .submit(let transfer): submit(transfer)
+            case .cancel(let transfer): cancel(transfer)
+            case .hostStatistics(let continuation): continuation.resume(returning: hostStatistics())
+            case .shutdown: exiting = true
+            }
+        }
+        commands.removeAll(keepingCapacity: true)
+        spareCommands = commands
+    }
+
+    // MARK: Curl callbacks (loop thread, inside curl calls)
+
+    func watch(socket: curl_socket_t, what: Int32, shard: Int) {
+        switch what {
+        case CURL_POLL_IN: registry.want(socket, events: EPOLLIN.rawValue, shard: shard)
+        case CURL_POLL_OUT: registry.want(socket, events: EPOLLOUT.rawValue, shard: shard)
+        case CURL_POLL_INOUT: registry.want(socket, events: EPOLLIN.rawValue | EPOLLOUT.rawValue, shard: shard)
+        default: registry.want(socket, events: 0, shard: shard)
+        }
+        counters.socketsWatched.store(registry.watched, ordering: .relaxed)
+        counters.epollControlCalls.store(registry.controlCalls, ordering: .relaxed)
+    }
+
+    /// curl opens every socket through here, for a transfer's new connection: counted per pool key.
+    func openSocket(for context: TransferContext, family: Int32, type: Int32, protocol: Int32) -> curl_socket_t {
+        let fd = socket(family, type | Int32(SOCK_CLOEXEC.rawValue), `protocol`)
+        guard fd >= 0 else { return CURL_SOCKET_BAD }
+        let key = context.transfer.request.url.poolKey
+        context.openedSocket = true
+        registry.opened(fd, key: key)
+        let open = (openSockets[key] ?? 0) + 1
+        openSockets[key] = open
+        if open > peakOpenSockets[key] ?? 0 { peakOpenSockets[key] = open }
+        counters.socketOpened()
+        return fd
+    }
+
+    /// curl closes every socket through here, so the epoll set never watches a closed (or reused) fd.
+    func closeSocket(_ socket: curl_socket_t) -> Int32 {
+        if let key = registry.forget(socket) {
+            let open = (openSockets[key] ?? 1) - 1
+            openSockets[key] = open > 0 ? open : nil
+            counters.socketClosed()
+        }
+        counters.socketsWatched.store(registry.watched, ordering: .relaxed)
+        counters.epollControlCalls.store(registry.controlCalls, ordering: .relaxed)
+        return close(socket)
+    }
+
+    // MARK: Statistics
+
+    private func hostStatistics() -> [HostStatistics] {
+        var hosts: [PoolKey: HostStatistics] = [:]
+        func entry(_ key: PoolKey) -> HostStatistics {
+            hosts[key] ?? HostStatistics(host: key.description, queuedRequests: 0, runningRequests: 0, openConnections: 0, peakOpenConnections: 0)
+        }
+        for (key, queued, running) in machine.keyCounts {
+            var stats = entry(key)
+            stats.queuedRequests = queued
+            stats.runningRequests = running
+            hosts[key] = stats
+        }
+        for (key, peak) in peakOpenSockets {
+            var stats = entry(key)
+            stats.openConnections = openSockets[key] ?? 0
+            stats.peakOpenConnections = peak
+            hosts[key] = stats
+        }
+        return hosts.values.sorted { $0.host < $1.host }
+    }
+
+    // MARK: Shutdown
+
+    private func tearDown(reason: String) {
+        machine.shutdown(into: &actions)
+        performActions(shutdownReason: reason)
+        let (leftovers, waiters) = loop.inbox.withLock { inbox -> ([EventLoop.Command], [UnsafeContinuation<Void, Never>]) in
+            inbox.closed = true
+            defer {
+                inbox.commands = []
+                inbox.shutdownWaiters = []
+            }
+            return (inbox.commands, inbox.shutdownWaiters)
+        }
+        for command in leftovers {
+            switch command {
+            case .submit(let transfer): transfer.finish(.failure(transfer.request.error(.sessionShutDown, reason)))
+            case .hostStatistics(let continuation): continuation.resume(returning: [])
+            case .cancel, .shutdown: continue
+            }
+        }
+        pool.drain()
+        for shard in shards { shard.cleanup() }  // closes idle connections through closeSocket
+        defaults.releaseSharedHeaderList()
+        shards = []
+        loop.inbox.withLock { _ in
+            close(wakeFD)
+            close(epollFD)
+        }
+        logger.debug("event loop stopped")
+        for waiter in waiters { waiter.resume() }
+    }
+}

@@ -1,0 +1,325 @@
+// Curlew — the loop's state machine, event by event, without sockets: every (phase, event) pair.
+
+@testable import CurlewEngine
+import Testing
+
+/// A machine under test with its action buffer, driven with plain strings as payloads.
+private struct Harness {
+    typealias Machine = TransferStateMachine<String, String>
+    var machine: Machine
+    var now: UInt64 = 1_000_000_000
+
+    init(perKey: Int = 0, total: Int = 0, shardSize: Int = 256, idle: UInt64? = nil) {
+        machine = Machine(limits: .init(perKey: perKey, total: total, shardSize: shardSize, idleTimeout: idle))
+    }
+
+    /// Submits `name` for host `key`; returns its identifier and the actions, rendered.
+    mutating func submit(
+        _ name: String, key: String = "a", deadline: UInt64? = nil, cancelled: Bool = false, spreadable: Bool = false,
+        hop: Bool = false
+    ) -> (TransferID?, [String]) {
+        var actions: [Machine.Action] = []
+        let id = machine.submit(
+            name, key: key, deadline: deadline, cancelled: cancelled, spreadable: spreadable,
+            priority: hop ? .redirectHop : .normal, now: now, into: &actions)
+        return (id, actions.map(render))
+    }
+
+    mutating func cancel(_ id: TransferID?) -> [String] {
+        var actions: [Machine.Action] = []
+        if let id { machine.cancel(id, now: now, into: &actions) }
+        return actions.map(render)
+    }
+
+    mutating func complete(_ id: TransferID?) -> (String?, [String]) {
+        var actions: [Machine.Action] = []
+        guard let id else { return (nil, []) }
+        let payload = machine.complete(id, now: now, into: &actions)
+        return (payload, actions.map(render))
+    }
+
+    mutating func startFailed(_ id: TransferID?) -> (String?, [String]) {
+        var actions: [Machine.Action] = []
+        guard let id else { return (nil, []) }
+        let payload = machine.startFailed(id, now: now, into: &actions)
+        return (payload, actions.map(render))
+    }
+
+    mutating func advance(to time: UInt64) -> [String] {
+        now = time
+        var actions: [Machine.Action] = []
+        machine.timersFired(now: now, into: &actions)
+        return actions.map(render)
+    }
+
+    mutating func idleCheck(_ id: TransferID?, lastActivity: UInt64) -> [String] {
+        var actions: [Machine.Action] = []
+        if let id { machine.idleCheck(id, lastActivity: lastActivity, now: now, into: &actions) }
+        return actions.map(render)
+    }
+
+    mutating func shutdown() -> [String] {
+        var actions: [Machine.Action] = []
+        machine.shutdown(into: &actions)
+        return actions.map(render)
+    }
+
+    /// Actions as `start x shard N timeout T`, `fail x reason`, `abort x reason`, `checkIdle`.
+    func render(_ action: Machine.Action) -> String {
+        switch action {
+        case .start(_, let payload, let shard, let timeout):
+            "start \(payload) shard \(shard)" + (timeout.map { " timeout \($0)" } ?? "")
+        case .fail(let payload, let reason): "fail \(payload) \(reason)"
+        case .abort(_, let payload, let reason): "abort \(payload) \(reason)"
+        case .checkIdle: "checkIdle"
+        }
+    }
+}
+
+private let second: UInt64 = 1_000_000_000
+
+@Suite struct TransferStateMachineTests {
+    // MARK: Not yet submitted × submit
+
+    @Test func submitWithRoomStartsAtOnce() throws {
+        var h = Harness(perKey: 2)
+        let (id, actions) = h.submit("r1", deadline: h.now + 5 * second)
+        #expect(actions == ["start r1 shard 0 timeout 5000000000"])
+        #expect(h.machine.phase(of: try #require(id)) == .running(shard: 0))
+        #expect(h.machine.running == 1)
+        #expect(h.machine.nextDeadline == h.now + 5 * second)
+    }
+
+    @Test func submitWithoutRoomQueues() throws {
+        var h = Harness(perKey: 1)
+        _ = h.submit("r1")
+        let (id, actions) = h.submit("r2")
+        #expect(actions == [])
+        #expect(h.machine.phase(of: try #require(id)) == .queued)
+        #expect(h.machine.queued == 1)
+        #expect(h.machine.counts(for: "a") == (queued: 1, running: 1))
+    }
+
+    @Test func submitOfACancelledTaskFailsWithoutStarting() {
+        var h = Harness()
+        let (id, actions) = h.submit("r1", cancelled: true)
+        #expect(id == nil)
+        #expect(actions == ["fail r1 cancelled"])
+        #expect(h.machine.running == 0)
+    }
+
+    @Test func submitPastItsDeadlineTimesOut() {
+        var h = Harness()
+        let (id, actions) = h.submit("r1", deadline: h.now)
+        #expect(id == nil)
+        #expect(actions == ["fail r1 totalTimeout"])
+    }
+
+    @Test func submitAfterShutdownFails() {
+        var h = Harness()
+        #expect(h.shutdown() == [])
+        let (id, actions) = h.submit("r1")
+        #expect(id == nil)
+        #expect(actions == ["fail r1 shutdown"])
+    }
+
+    // MARK: Queued × every event
+
+    @Test func cancelWhileQueuedFailsAtOnceAndKeepsTheOthersWaiting() throws {
+        var h = Harness(perKey: 1)
+        let (first, _) = h.submit("r1")
+        let (second, _) = h.submit("r2")
+        let (third, _) = h.submit("r3")
+        #expect(h.cancel(second) == ["fail r2 cancelled"])
+        #expect(h.machine.queued == 1)
+        #expect(h.machine.phase(of: try #require(second)) == .free)
+        // The cancelled one is skipped: r3 is next.
+        #expect(h.complete(first).1 == ["start r3 shard 0"])
+        #expect(h.machine.phase(of: try #require(third)) == .running(shard: 0))
+    }
+
+    @Test func completionOfAQueuedTransferIsIgnored() throws {
+        var h = Harness(perKey: 1)
+        _ = h.submit("r1")
+        let (queued, _) = h.submit("r2")
+        let (payload, actions) = h.complete(queued)
+        #expect(payload == nil)
+        #expect(actions == [])
+        #expect(h.machine.phase(of: try #require(queued)) == .queued)
+    }
+
+    @Test func totalTimeoutWhileQueuedCountsTheWait() throws {
+        var h = Harness(perKey: 1)
+        _ = h.submit("r1")
+        let (queued, _) = h.submit("r2", deadline: h.now + 2 * second)
+        #expect(h.advance(to: h.now + 2 * second - 1) == [])
+        #expect(h.advance(to: h.now + 1) == ["fail r2 totalTimeout"])
+        #expect(h.machine.phase(of: try #require(queued)) == .free)
+        #expect(h.machine.queued == 0)
+    }
+
+    @Test func idleCheckOfAQueuedTransferIsIgnored() throws {
+        var h = Harness(perKey: 1, idle: second)
+        _ = h.submit("r1")
+        let (queued, _) = h.submit("r2")
+        #expect(h.idleCheck(queued, lastActivity: 0) == [])
+        #expect(h.machine.phase(of: try #require(queued)) == .queued)
+    }
+
+    @Test func aFreedPlaceStartsTheNextWaitingWithWhatIsLeftOfItsTimeout() {
+        var h = Harness(perKey: 1)
+        let (first, _) = h.submit("r1")
+        _ = h.submit("r2", deadline: h.now + 10 * second)
+        h.now += 3 * second
+        #expect(h.complete(first) == ("r1", ["start r2 shard 0 timeout 7000000000"]))
+    }
+
+    @Test func shutdownFailsQueuedAndAbortsRunning() throws {
+        var h = Harness(perKey: 1)
+        let (running, _) = h.submit("r1")
+        let (queued, _) = h.submit("r2")
+        #expect(h.shutdown() == ["abort r1 shutdown", "fail r2 shutdown"])
+        #expect(h.machine.phase(of: try #require(running)) == .free)
+        #expect(h.machine.phase(of: try #require(queued)) == .free)
+        #expect(h.machine.running == 0)
+        #expect(h.machine.queued == 0)
+        #expect(h.shutdown() == [])
+    }
+
+    // MARK: Running × every event
+
+    @Test func cancelWhileRunningAbortsAndAdmitsTheNext() {
+        var h = Harness(perKey: 1)
+        let (first, _) = h.submit("r1")
+        _ = h.submit("r2")
+        #expect(h.cancel(first) == ["abort r1 cancelled", "start r2 shard 0"])
+    }
+
+    @Test func completionReturnsThePayloadAndAdmitsTheNext() {
+        var h = Harness(perKey: 1)
+        let (first, _) = h.submit("r1")
+        _ = h.submit("r2")
+        #expect(h.complete(first) == ("r1", ["start r2 shard 0"]))
+        #expect(h.machine.running == 1)
+    }
+
+    @Test func aStartCurlRefusedFreesItsPlace() {
+        var h = Harness(perKey: 1)
+        let (first, _) = h.submit("r1")
+        _ = h.submit("r2")
+        #expect(h.startFailed(first) == ("r1", ["start r2 shard 0"]))
+    }
+
+    @Test func totalTimeoutWhileRunningAborts() {
+        var h = Harness()
+        _ = h.submit("r1", deadline: h.now + second)
+        #expect(h.advance(to: h.now + second) == ["abort r1 totalTimeout"])
+        #expect(h.machine.running == 0)
+        #expect(h.machine.nextDeadline == nil)
+    }
+
+    @Test func idleTimerAsksForActivityThenAbortsOnlyWhenIdleLongEnough() {
+        var h = Harness(idle: 2 * second)
+        let start = h.now
+        let (id, _) = h.submit("r1")
+        #expect(h.machine.nextDeadline == start + 2 * second)
+        #expect(h.advance(to: start + 2 * second) == ["checkIdle"])
+        // A byte arrived 1.5 s after the start: not idle for 2 s yet; checked again at 3.5 s.
+        #expect(h.idleCheck(id, lastActivity: start + 3 * second / 2) == [])
+        #expect(h.machine.nextDeadline == start + 7 * second / 2)
+        #expect(h.advance(to: start + 7 * second / 2) == ["checkIdle"])
+        #expect(h.idleCheck(id, lastActivity: start + 3 * second / 2) == ["abort r1 idleTimeout"])
+    }
+
+    @Test func shutdownAbortsRunning() {
+        var h = Harness()
+        _ = h.submit("r1")
+        #expect(h.shutdown() == ["abort r1 shutdown"])
+    }
+
+    // MARK: Ended × every event
+
+    @Test func eventsAfterTheEndAreIgnored() throws {
+        var h = Harness(perKey: 1, idle: second)
+        let (id, _) = h.submit("r1", deadline: h.now + 5 * second)
+        #expect(h.complete(id) == ("r1", []))
+        #expect(h.cancel(id) == [])  // cancel after completion
+        #expect(h.complete(id) == (nil, []))
+        #expect(h.startFailed(id) == (nil, []))
+        #expect(h.idleCheck(id, lastActivity: 0) == [])
+        #expect(h.advance(to: h.now + 10 * second) == [])  // its stale timers fire into nothing
+        #expect(h.shutdown() == [])
+        #expect(h.machine.phase(of: try #require(id)) == .free)
+    }
+
+    @Test func aReusedSlotDoesNotTakeEventsMeantForItsPreviousTransfer() throws {
+        var h = Harness()
+        let (old, _) = h.submit("r1")
+        _ = h.complete(old)
+        let (new, _) = h.submit("r2")
+        #expect(old?.slot == new?.slot)
+        #expect(h.cancel(old) == [])
+        #expect(h.machine.phase(of: try #require(new)) == .running(shard: 0))
+    }
+
+    // MARK: Admission across keys
+
+    @Test func aHostAtItsLimitNeverDelaysAnother() {
+        var h = Harness(perKey: 2)
+        _ = h.submit("a1", key: "a")
+        _ = h.submit("a2", key: "a")
+        #expect(h.submit("a3", key: "a").1 == [])
+        #expect(h.submit("b1", key: "b").1 == ["start b1 shard 0"])
+        #expect(h.machine.keyCounts.map { "\($0.key) \($0.queued) \($0.running)" } == ["a 1 2", "b 0 1"])
+    }
+
+    @Test func theTotalLimitAdmitsWaitingTransfersOldestFirstAcrossHosts() {
+        var h = Harness(total: 2)
+        let (a1, _) = h.submit("a1", key: "a")
+        let (b1, _) = h.submit("b1", key: "b")
+        _ = h.submit("c1", key: "c")
+        _ = h.submit("a2", key: "a")
+        _ = h.submit("c2", key: "c")
+        #expect(h.complete(b1).1 == ["start c1 shard 0"])
+        #expect(h.complete(a1).1 == ["start a2 shard 0"])
+    }
+
+    @Test func aRedirectHopGoesAheadOfWaitingTransfers() {
+        var h = Harness(perKey: 1)
+        let (first, _) = h.submit("r1")
+        _ = h.submit("r2")
+        _ = h.submit("hop", hop: true)
+        #expect(h.complete(first).1 == ["start hop shard 0"])
+    }
+
+    @Test func cancellingAThousandQueuedTransfersTouchesNoQueue() {
+        var h = Harness(perKey: 1)
+        let (running, _) = h.submit("first")
+        let ids = (0..<1000).map { h.submit("q\($0)").0 }
+        for (index, id) in ids.enumerated() {
+            #expect(h.cancel(id) == ["fail q\(index) cancelled"])
+        }
+        #expect(h.machine.queued == 0)
+        // The stale identifiers are dropped as they surface: nothing is started for them.
+        #expect(h.complete(running).1 == [])
+        #expect(h.submit("last").1 == ["start last shard 0"])
+    }
+
+    // MARK: Shards
+
+    @Test func spreadableTransfersFillShardsInTurn() {
+        var h = Harness(shardSize: 2)
+        let shards = (0..<5).map { h.submit("r\($0)", spreadable: true).1 }
+        #expect(shards == [["start r0 shard 0"], ["start r1 shard 0"], ["start r2 shard 1"], ["start r3 shard 1"], ["start r4 shard 2"]])
+        #expect(h.machine.shardRunning == [2, 2, 1])
+    }
+
+    @Test func aHostThatMayNotSpreadStaysInItsHomeShard() {
+        var h = Harness(shardSize: 2)
+        _ = h.submit("x0", key: "x", spreadable: true)
+        _ = h.submit("x1", key: "x", spreadable: true)
+        // Host a gets the least busy shard with room (a new one: shard 0 is full), and keeps it.
+        let homes = (0..<4).map { h.submit("a\($0)", key: "a").1 }
+        #expect(homes == [["start a0 shard 1"], ["start a1 shard 1"], ["start a2 shard 1"], ["start a3 shard 1"]])
+    }
+}
