@@ -111,6 +111,7 @@ final class ServerState: Sendable {
         values.withLockedValue { values in
             values.statistics.connectionsAccepted += 1
             values.statistics.connectionsOpen += 1
+            values.statistics.peakConnectionsOpen = max(values.statistics.peakConnectionsOpen, values.statistics.connectionsOpen)
             return values.statistics.connectionsAccepted
         }
     }

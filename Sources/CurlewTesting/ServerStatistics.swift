@@ -6,6 +6,8 @@ public struct ServerStatistics: Sendable, Equatable {
     public var connectionsAccepted = 0
     /// Connections currently open.
     public var connectionsOpen = 0
+    /// The most connections that were open at once.
+    public var peakConnectionsOpen = 0
     /// Connections closed (by either side).
     public var connectionsClosed = 0
     /// Complete requests received.
