@@ -4,7 +4,10 @@
 Runs clients interleaved (A B C D, rotated each round) so drift hits all alike, then writes
 BENCHMARKS.md (tables, ratios to the C limit and to async-http-client) and benchmarks.png.
 
-usage: run.py [--smoke] [--rounds N] [--out DIR]
+usage: run.py [--smoke] [--rounds N] [--out DIR] [--workloads a,b] [--clients a,b] [--baseline GIT-REF]
+
+--baseline builds Curlew's benchmark client from another commit too and runs it as `curlew@REF` and
+`curlew-engine@REF` beside the current tree's, interleaved: before/after figures from one run.
 """
 import argparse, json, os, platform, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
 
@@ -21,7 +24,7 @@ def free_port():
 PORT = free_port()
 SMALL = '{"id":1,"name":"curlew","tags":["fast","safe"],"active":true,"score":99.5,"note":"small body for benches"}'
 INSTRUCTION_WORKLOADS = ["small-get-1", "json-16"]
-WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k"]
+WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k", "queued-10k"]
 
 
 def users_json():
@@ -58,6 +61,7 @@ http {{
     location = /big {{ default_type application/octet-stream; }}
     location = /post {{ client_body_buffer_size 64k; echo_read_request_body; echo ok; }}
     location = /slow {{ default_type application/json; echo_sleep 1; echo '{{"ok":true}}'; }}
+    location = /fast {{ default_type application/json; echo '{{"ok":true}}'; }}
     location = /status {{ stub_status; }}
   }}
 }}
@@ -81,6 +85,17 @@ def accepts():
     with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/status") as response:
         text = response.read().decode()
     return int(text.splitlines()[2].split()[0])
+
+
+def build_baseline(ref, out):
+    """Builds bench-curlew from commit `ref` in a scratch worktree; returns its commands."""
+    source = os.path.join(out, "baseline-src")
+    subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", source], capture_output=True)
+    subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", source, ref], check=True)
+    bench = os.path.join(source, "Benchmarks")
+    subprocess.run(["swift", "build", "-c", "release", "--product", "bench-curlew", "--static-swift-stdlib"], cwd=bench, check=True)
+    binary = os.path.join(bench, ".build", "release", "bench-curlew")
+    return {f"curlew@{ref}": [binary, "curlew"], f"curlew-engine@{ref}": [binary, "curlew-engine"]}
 
 
 def build(smoke, out):
@@ -150,7 +165,11 @@ def main():
     parser.add_argument("--out", default=os.path.join(HERE, "out"))
     parser.add_argument("--no-callgrind", action="store_true")
     parser.add_argument("--report", action="store_true", help="rewrite BENCHMARKS.md and the chart from the last run's saved figures")
+    parser.add_argument("--workloads", help="comma-separated workloads (default: all)")
+    parser.add_argument("--clients", help="comma-separated clients (default: all)")
+    parser.add_argument("--baseline", help="also run Curlew's clients built from this git ref")
     args = parser.parse_args()
+    workloads = args.workloads.split(",") if args.workloads else WORKLOADS
     saved = os.path.join(args.out, "results.json")
     if args.report:
         with open(saved) as f:
@@ -162,6 +181,11 @@ def main():
     scale = 0.01 if args.smoke else 1.0
     rounds = 1 if args.smoke else args.rounds
     commands = build(args.smoke, args.out)
+    if args.clients:
+        commands = {name: command for name, command in commands.items() if name in args.clients.split(",")}
+    if args.baseline:
+        commands.update(build_baseline(args.baseline, args.out))
+    partial = bool(args.workloads or args.clients or args.baseline)
     work = tempfile.mkdtemp(prefix="curlew-bench-")
     env = dict(os.environ, BENCH_USERS_LENGTH=str(len(users_json())))
     results = {}
@@ -170,7 +194,7 @@ def main():
     try:
         clients = list(commands)
         for round_index in range(rounds):
-            for workload in WORKLOADS:
+            for workload in workloads:
                 order = clients[round_index % len(clients):] + clients[:round_index % len(clients)]
                 for client in order:
                     if client == "c-libcurl" and workload == "json-16-decoded":
@@ -183,7 +207,7 @@ def main():
                         invalid.append((workload, client, figures.get("first_error", "")))
         counts = {}
         if not args.smoke and not args.no_callgrind:
-            for workload in INSTRUCTION_WORKLOADS:
+            for workload in [w for w in INSTRUCTION_WORKLOADS if w in workloads]:
                 for client in clients:
                     if workload != "small-get-1" and client not in ("curlew", "curlew-engine", "c-libcurl"):
                         continue
@@ -198,6 +222,12 @@ def main():
             print("benchmark smoke run FAILED:", invalid)
             sys.exit(1)
         print(f"benchmark smoke run: {len(results)} client/workload pairs valid")
+        return
+    if partial:
+        # A partial or before/after run: print its table, leave BENCHMARKS.md alone.
+        print("\n".join(table(results, clients, workloads)))
+        for (workload, client), count in counts.items():
+            print(f"instructions per request, {workload}, {client}: {count:,.0f}" if count else f"{workload} {client}: n/a")
         return
     with open(saved, "w") as f:
         json.dump({"results": {"|".join(k): v for k, v in results.items()}, "counts": {"|".join(k): v for k, v in counts.items()},
@@ -237,6 +267,30 @@ def draw_chart(chart, decoded, path):
 def median_of(runs, key):
     values = [r[key] for r in runs if r.get("valid") and key in r]
     return (statistics.median(values), min(values), max(values)) if values else (None, None, None)
+
+
+def table(results, clients, workloads):
+    """Markdown rows: requests/s, ratios, latency, CPU (process and Curlew's loop thread), connections."""
+    lines = ["| workload | client | req/s (min–max) | × C limit | × async-http-client | p50 µs | p99 µs | CPU µs/req | loop CPU µs/req | peak RSS MiB | connections |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for workload in workloads:
+        c_rps = median_of(results.get((workload, "c-libcurl"), []), "rps")[0]
+        ahc_rps = median_of(results.get((workload, "async-http-client"), []), "rps")[0]
+        for client in clients:
+            runs = results.get((workload, client))
+            if not runs:
+                continue
+            rps, low, high = median_of(runs, "rps")
+            if rps is None:
+                lines.append(f"| {workload} | {client} | invalid | | | | | | | | |")
+                continue
+            loop = median_of(runs, "loop_cpu_us_per_request")[0]
+            cells = [f"{rps:,.0f} ({low:,.0f}–{high:,.0f})", f"{rps / c_rps:.2f}" if c_rps else "", f"{rps / ahc_rps:.2f}" if ahc_rps else "",
+                     f"{median_of(runs, 'p50_us')[0]:,.0f}", f"{median_of(runs, 'p99_us')[0]:,.0f}",
+                     f"{median_of(runs, 'cpu_us_per_request')[0]:,.1f}", f"{loop:,.1f}" if loop is not None else "",
+                     f"{median_of(runs, 'peak_rss_kib')[0] / 1024:,.1f}", f"{median_of(runs, 'connections')[0]:,.0f}"]
+            lines.append(f"| {workload} | {client} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def write_report(results, counts, invalid, clients, rounds):

@@ -12,11 +12,23 @@ public struct BenchFailure: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// Runs `workload` with `concurrency` workers calling `perform` (which returns the body length and
-/// throws on a wrong status), and prints the figures as one JSON line.
-public func runWorkload(
-    client: String, workload: Workload, perform: @escaping @Sendable () async throws -> Int
-) async -> Bool {
+/// A client ready to run a workload: one request at a time, and figures of its own to report.
+public struct BenchClient: Sendable {
+    /// Makes one request; returns the body length and throws on a wrong status.
+    public let perform: @Sendable () async throws -> Int
+    /// Extra figures after the run, given the request count (e.g. Curlew's loop-thread CPU).
+    public let extraFigures: (@Sendable (Int) -> [(String, String)])?
+
+    public init(_ perform: @escaping @Sendable () async throws -> Int, extraFigures: (@Sendable (Int) -> [(String, String)])? = nil) {
+        self.perform = perform
+        self.extraFigures = extraFigures
+    }
+}
+
+/// Runs `workload` with `concurrency` workers calling the client's `perform`, and prints the figures as
+/// one JSON line.
+public func runWorkload(client: String, workload: Workload, benchClient: BenchClient) async -> Bool {
+    let perform = benchClient.perform
     let clock = ContinuousClock()
     let usageBefore = cpuSeconds()
     let start = clock.now
@@ -67,7 +79,7 @@ public func runWorkload(
         ("p50_us", "\(histogram.valueAtPercentile(50))"), ("p99_us", "\(histogram.valueAtPercentile(99))"),
         ("cpu_us_per_request", "\(cpu * 1e6 / Double(workload.requests))"), ("peak_rss_kib", "\(peakRSSKiB())"),
         ("first_error", json(firstError ?? "")),
-    ]
+    ] + (benchClient.extraFigures?(workload.requests) ?? [])
     writeLine("{" + figures.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}", to: 1)
     return errors == 0
 }
@@ -130,7 +142,7 @@ public func raiseFileLimit() {
 
 /// Command-line arguments: CLIENT WORKLOAD BASE_URL [SCALE]; runs a synchronous main that waits on a
 /// detached task (valgrind cannot run an async main).
-public func benchMain(clients: [String: @Sendable (Workload, String) async throws -> @Sendable () async throws -> Int]) -> Never {
+public func benchMain(clients: [String: @Sendable (Workload, String) async throws -> BenchClient]) -> Never {
     let arguments = CommandLine.arguments
     guard arguments.count >= 4, let makeClient = clients[arguments[1]],
         let workload = Workload.named(arguments[2], scale: arguments.count > 4 ? Double(arguments[4]) ?? 1 : 1)
@@ -143,8 +155,8 @@ public func benchMain(clients: [String: @Sendable (Workload, String) async throw
     let outcome = OutcomeBox()
     Task.detached {
         do {
-            let perform = try await makeClient(workload, arguments[3])
-            outcome.ok = await runWorkload(client: arguments[1], workload: workload, perform: perform)
+            let benchClient = try await makeClient(workload, arguments[3])
+            outcome.ok = await runWorkload(client: arguments[1], workload: workload, benchClient: benchClient)
         } catch {
             writeLine("setup failed: \(error)", to: 2)
         }

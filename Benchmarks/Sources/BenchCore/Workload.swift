@@ -15,6 +15,9 @@ public struct Workload: Sendable {
     public let body: [UInt8]?
     /// Decode the body into `[BenchUser]` (the JSON workloads' "decoded" variant).
     public let decode: Bool
+    /// Most connections to the server; nil: one per request in flight (the client's pool explicitly
+    /// unlimited). Curlew runs a limited workload on its default pool, whose per-host limit it equals.
+    public var connections: Int? = nil
 
     /// The suite's workloads; `scale` shrinks request counts (smoke runs use a tiny scale).
     public static func all(scale: Double) -> [Workload] {
@@ -28,6 +31,8 @@ public struct Workload: Sendable {
             Workload(name: "post-4k", path: "/post", method: "POST", concurrency: 16, requests: count(40_000), expectedBytes: 3, body: post, decode: false),
             Workload(name: "download-256m", path: "/big", method: "GET", concurrency: 1, requests: max(1, Int(4 * scale)), expectedBytes: BenchPayloads.bigLength, body: nil, decode: false),
             Workload(name: "concurrent-10k", path: "/slow", method: "GET", concurrency: max(2, Int(10_000 * min(scale * 10, 1))), requests: max(2, Int(10_000 * min(scale * 10, 1))), expectedBytes: 12, body: nil, decode: false),
+            // 10,000 at once over 64 connections: requests wait in the client's own queue.
+            Workload(name: "queued-10k", path: "/fast", method: "GET", concurrency: max(2, Int(10_000 * min(scale * 10, 1))), requests: max(2, Int(10_000 * min(scale * 10, 1))), expectedBytes: 12, body: nil, decode: false, connections: 64),
         ]
     }
 

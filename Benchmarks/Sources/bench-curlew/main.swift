@@ -19,10 +19,29 @@ func makeSession(_ workload: Workload) throws -> CurlSession {
     configuration.maxResponseBodySize = 512 * 1024 * 1024
     configuration.maxPooledHandles = max(256, workload.concurrency)
     configuration.maxIdleConnections = max(1024, workload.concurrency)
+    if workload.connections == nil, workload.concurrency > configuration.maxConnectionsPerHost {
+        // One connection per request in flight: the pool explicitly unlimited.
+        configuration.maxConnectionsPerHost = 0
+        configuration.maxConnectionsTotal = 0
+    }
+    // Otherwise Curlew's default pool (64 per host, the limited workloads' connection count).
     if let buffer = getenv("CURLEW_BENCH_BUFFER").flatMap({ Int(String(cString: $0)) }) {
         configuration.receiveBufferSize = buffer  // for trying buffer sizes; the suite uses the default
     }
     return try CurlSession(configuration: configuration)
+}
+
+/// The engine's loop-thread CPU per request, reported beside the process figures.
+func loopFigures(_ session: CurlSession) -> @Sendable (Int) -> [(String, String)] {
+    let before = session.statistics.loopCPUTime
+    return { requests in
+        let used = session.statistics.loopCPUTime - before
+        let micros = Double(used.components.seconds) * 1e6 + Double(used.components.attoseconds) / 1e12
+        return [
+            ("loop_cpu_us_per_request", "\(micros / Double(max(1, requests)))"),
+            ("peak_open_connections", "\(session.statistics.peakOpenConnections)"),
+        ]
+    }
 }
 
 benchMain(clients: [
@@ -33,17 +52,17 @@ benchMain(clients: [
         let target = BenchTarget(
             baseURL: url, path: workload.path, method: HTTPMethod(workload.method) ?? .get, body: workload.body)
         if workload.decode {
-            return {
+            return BenchClient({
                 let result = try await provider.request(target, as: [BenchUser].self)
                 guard result.value?.count == 121 else { throw BenchFailure("status \(result.statusCode) or wrong users") }
                 return result.response.data.count
-            }
+            }, extraFigures: loopFigures(session))
         }
-        return {
+        return BenchClient({
             let response = try await provider.request(target)
             guard response.statusCode == 200 else { throw BenchFailure("status \(response.statusCode)") }
             return response.data.count
-        }
+        }, extraFigures: loopFigures(session))
     },
     "curlew-engine": { workload, base in
         let session = try makeSession(workload)
@@ -52,7 +71,7 @@ benchMain(clients: [
             headerFields: workload.body == nil ? [:] : [.contentType: "application/json"],
             body: workload.body.map { .bytes($0) })
         let decode = workload.decode
-        return {
+        return BenchClient({
             let response = try await session.execute(request)
             guard response.status.code == 200 else { throw BenchFailure("status \(response.status.code)") }
             if decode {
@@ -60,6 +79,6 @@ benchMain(clients: [
                 guard users.count == 121 else { throw BenchFailure("wrong users") }
             }
             return response.body.count
-        }
+        }, extraFigures: loopFigures(session))
     },
 ])

@@ -13,14 +13,14 @@ benchMain(clients: [
     "ahc": { workload, base in
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(
-            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: workload.concurrency)
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: workload.connections ?? workload.concurrency)
         configuration.decompression = .enabled(limit: .none)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let decode = workload.decode
         let body = workload.body
         let url = base + workload.path
         let method: HTTPMethod = workload.method == "POST" ? .POST : .GET
-        return {
+        return BenchClient {
             var request = HTTPClientRequest(url: url)
             request.method = method
             if let body {
@@ -39,14 +39,14 @@ benchMain(clients: [
     },
     "urlsession": { workload, base in
         let configuration = URLSessionConfiguration.default
-        configuration.httpMaximumConnectionsPerHost = workload.concurrency
+        configuration.httpMaximumConnectionsPerHost = workload.connections ?? workload.concurrency
         configuration.timeoutIntervalForRequest = 120
         let session = URLSession(configuration: configuration)
         guard let url = URL(string: base + workload.path) else { throw BenchFailure("bad URL") }
         let decode = workload.decode
         let body = workload.body
         let method = workload.method
-        return {
+        return BenchClient {
             var request = URLRequest(url: url)
             request.httpMethod = method
             if let body {

@@ -64,6 +64,13 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
             transportResponse: response)
     }
 
+    /// The redirects followed before this response (each URL requested and the 3xx it answered with);
+    /// empty when there was none, and for stubs.
+    public var redirectChain: [RedirectStep] { transportResponse?.redirects ?? [] }
+
+    /// The URL the response came from: the last hop's URL after redirects, the request's URL for stubs.
+    public var finalURL: String? { transportResponse?.effectiveURL ?? request?.url }
+
     /// The engine's timings (all zero for stubbed responses).
     public var timings: TransferTimings { transportResponse?.timings ?? .zero }
 

@@ -1,5 +1,7 @@
 // Curlew — the engine's clock: monotonic nanoseconds.
 
+import CCurlShims
+
 #if canImport(Glibc)
 import Glibc
 #endif
