@@ -182,4 +182,24 @@ import Testing
         #expect(elapsed >= .milliseconds(300), "failed after \(elapsed)")
         await session.shutdown()
     }
+
+    @Test func connectingIsGovernedByTheConnectTimeoutNotTheIdleTimeout() async throws {
+        // An idle timeout shorter than the connect timeout: a hung connect still fails as a connect
+        // timeout, after the connect timeout.
+        let listener = try FullBacklogListener()
+        defer { listener.close() }
+        var configuration = SessionConfiguration()
+        configuration.idleTimeout = .milliseconds(300)
+        configuration.connectTimeout = .milliseconds(1200)
+        let session = try CurlSession(configuration: configuration)
+        let started = ContinuousClock.now
+        let error = await transportError {
+            try await session.execute(TransportRequest(url: "http://127.0.0.1:\(listener.port)/"))
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(error?.code == .timedOut)
+        #expect(error?.timeout == .connect, "\(String(describing: error))")
+        #expect(elapsed >= .milliseconds(1200), "failed after \(elapsed)")
+        await session.shutdown()
+    }
 }

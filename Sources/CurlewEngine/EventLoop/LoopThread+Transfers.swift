@@ -21,7 +21,6 @@ extension LoopThread {
             // Cancelled between the check above and the registration: nobody else will ask.
             machine.cancel(id, now: MonotonicClock.now(), into: &actions)
         }
-        counters.queuedTransfers.store(machine.queued, ordering: .relaxed)
         performActions()
     }
 
@@ -35,6 +34,9 @@ extension LoopThread {
 
     /// Performs the machine's actions in order, until none are left (an action may produce more).
     func performActions(shutdownReason: String = "the session was shut down") {
+        // The machine has already counted the outcome: publish before any caller is resumed, so a caller
+        // never reads counts older than its own result.
+        publishCounts()
         var index = 0
         while index < actions.count {
             let action = actions[index]
@@ -43,14 +45,10 @@ extension LoopThread {
             case .start(let id, let transfer, let shard, let timeout):
                 start(id, transfer, shard: shard, timeout: timeout)
             case .fail(let transfer, let reason):
-                if reason == .cancelled { counters.cancelledTransfers.add(1, ordering: .relaxed) }
+                count(reason)
                 transfer.finish(.failure(error(for: reason, transfer.request, shutdownReason: shutdownReason)))
             case .abort(let id, let transfer, let reason):
-                if reason == .cancelled {
-                    counters.cancelledTransfers.add(1, ordering: .relaxed)
-                } else if reason != .shutdown {
-                    counters.failedTransfers.add(1, ordering: .relaxed)
-                }
+                count(reason)
                 guard let context = takeContext(id) else { continue }
                 remove(context)
                 transfer.finish(.failure(error(for: reason, transfer.request, shutdownReason: shutdownReason)))
@@ -58,11 +56,24 @@ extension LoopThread {
                 guard let context = context(id) else { continue }
                 let now = MonotonicClock.now()
                 machine.idleCheck(id, lastActivity: context.lastActivity(now: now), now: now, into: &actions)
+                publishCounts()
             }
         }
         actions.removeAll(keepingCapacity: true)
+    }
+
+    private func publishCounts() {
         counters.queuedTransfers.store(machine.queued, ordering: .relaxed)
         counters.activeTransfers.store(machine.running, ordering: .relaxed)
+    }
+
+    /// Counts a transfer the machine ended: a cancellation, or a failure (shutdown is neither).
+    private func count(_ reason: EndReason) {
+        switch reason {
+        case .cancelled: counters.cancelledTransfers.add(1, ordering: .relaxed)
+        case .totalTimeout, .idleTimeout: counters.failedTransfers.add(1, ordering: .relaxed)
+        case .shutdown: break
+        }
     }
 
     /// Hands a transfer the machine admitted to curl, on the shard it chose.
@@ -116,6 +127,7 @@ extension LoopThread {
             remove(context)
             // The machine frees the place (and may start the next waiting transfer) before the caller hears.
             _ = machine.complete(id, now: MonotonicClock.now(), into: &actions)
+            publishCounts()
             context.transfer.finish(outcome)
             performActions()
         }

@@ -33,6 +33,8 @@ final class TransferContext {
     /// Bytes of body buffer reported to the engine's counters so far.
     var reportedBufferBytes = 0
     let counters: EngineCounters
+    /// When curl started the transfer (monotonic nanoseconds).
+    private let started: UInt64
     /// When a byte last arrived (monotonic nanoseconds); the start time until then.
     private var lastReceive: UInt64
     /// Request-body bytes curl had sent at the last idle check, and when that count last moved.
@@ -58,6 +60,7 @@ final class TransferContext {
         self.maxBodyBytes = configuration.maxResponseBodySize
         self.counters = counters
         let now = MonotonicClock.now()
+        started = now
         lastReceive = now
         lastUpload = now
         queuedTime = .nanoseconds(Int64(clamping: now &- min(now, transfer.submitted)))
@@ -105,16 +108,26 @@ final class TransferContext {
         return true
     }
 
-    /// When a byte last moved either way. Sent bytes are seen by polling curl's upload count here (an
-    /// in-memory body is sent without callbacks), so a moving upload counts from this check on.
+    /// When a byte last moved either way, or the connection was established. Sent bytes are seen by
+    /// polling curl's upload count here (an in-memory body is sent without callbacks), so a moving upload
+    /// counts from this check on. While a new connection is still being made the answer is `now`: the
+    /// connect timeout governs that phase, not the idle timeout.
     func lastActivity(now: UInt64) -> UInt64 {
+        var connected = started
+        if openedSocket {
+            var established: curl_off_t = 0
+            let phase = transfer.request.url.poolKey.scheme == "https" ? CURLINFO_APPCONNECT_TIME_T : CURLINFO_CONNECT_TIME_T
+            _ = curlew_easy_getinfo_off(handle.raw, phase, &established)
+            guard established > 0 else { return now }
+            connected = started &+ UInt64(established) &* 1000
+        }
         var uploaded: curl_off_t = 0
         _ = curlew_easy_getinfo_off(handle.raw, CURLINFO_SIZE_UPLOAD_T, &uploaded)
         if uploaded != lastUploadCount {
             lastUploadCount = uploaded
             lastUpload = now
         }
-        return max(lastReceive, lastUpload)
+        return max(lastReceive, lastUpload, connected)
     }
 
     private func updateBufferCounter() {
