@@ -30,6 +30,22 @@ CURLcode curlew_easy_setopt_opensocket_callback(CURL *easy, curlew_opensocket_ca
     return curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, callback);
 }
 
+CURLcode curlew_easy_setopt_blob(CURL *easy, CURLoption option, const void *data, size_t length) {
+    struct curl_blob blob;
+    blob.data = (void *)data;
+    blob.len = length;
+    blob.flags = CURL_BLOB_COPY;
+    return curl_easy_setopt(easy, option, &blob);
+}
+
+CURLcode curlew_easy_setopt_share(CURL *easy, CURLSH *share) {
+    return curl_easy_setopt(easy, CURLOPT_SHARE, share);
+}
+
+CURLSHcode curlew_share_setopt_long(CURLSH *share, CURLSHoption option, long value) {
+    return curl_share_setopt(share, option, value);
+}
+
 CURLMcode curlew_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }

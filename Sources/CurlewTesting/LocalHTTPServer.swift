@@ -38,10 +38,25 @@ public final class LocalHTTPServer: Sendable {
     public static func start(host: String = "127.0.0.1", port: Int = 0, handler: @escaping Handler) async throws
         -> LocalHTTPServer
     {
+        try await start(handler: handler) { bootstrap in try await bootstrap.bind(host: host, port: port).get() }
+    }
+
+    /// Starts listening on a Unix domain socket at `path` (removed first if it exists) and routes every
+    /// request through `handler`. ``port`` is 0; reach it with a request whose transfer options name
+    /// the socket.
+    public static func start(unixSocketPath path: String, handler: @escaping Handler) async throws -> LocalHTTPServer {
+        try await start(handler: handler) { bootstrap in
+            try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
+        }
+    }
+
+    private static func start(
+        handler: @escaping Handler, bind: (ServerBootstrap) async throws -> any Channel
+    ) async throws -> LocalHTTPServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = ServerState()
         do {
-            let channel = try await ServerBootstrap(group: group)
+            let bootstrap = ServerBootstrap(group: group)
                 .serverChannelOption(ChannelOptions.backlog, value: 8192)
                 .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
@@ -51,12 +66,8 @@ public final class LocalHTTPServer: Sendable {
                         try channel.pipeline.syncOperations.addHandler(ConnectionHandler(state: state, handler: handler))
                     }
                 }
-                .bind(host: host, port: port).get()
-            guard let boundPort = channel.localAddress?.port else {
-                try? await channel.close()
-                throw ServerError.noPort
-            }
-            return LocalHTTPServer(group: group, channel: channel, state: state, port: boundPort)
+            let channel = try await bind(bootstrap)
+            return LocalHTTPServer(group: group, channel: channel, state: state, port: channel.localAddress?.port ?? 0)
         } catch {
             try? await group.shutdownGracefully()
             throw error
@@ -79,9 +90,6 @@ public final class LocalHTTPServer: Sendable {
     /// Forgets the recorded requests (counters are kept).
     public func resetRecording() { state.resetRecording() }
 
-    enum ServerError: Error {
-        case noPort
-    }
 }
 
 /// The server's shared counters and recordings.

@@ -20,6 +20,11 @@ CURLcode curlew_easy_setopt_data_callback(CURL *easy, CURLoption option, curlew_
 CURLcode curlew_easy_setopt_closesocket_callback(CURL *easy, curlew_closesocket_callback callback);
 CURLcode curlew_easy_setopt_opensocket_callback(CURL *easy, curlew_opensocket_callback callback);
 
+/// Sets a blob option; libcurl copies the bytes (CURL_BLOB_COPY).
+CURLcode curlew_easy_setopt_blob(CURL *easy, CURLoption option, const void *data, size_t length);
+CURLcode curlew_easy_setopt_share(CURL *easy, CURLSH *share);
+CURLSHcode curlew_share_setopt_long(CURLSH *share, CURLSHoption option, long value);
+
 CURLMcode curlew_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 CURLMcode curlew_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
 CURLMcode curlew_multi_setopt_socket_callback(CURLM *multi, curlew_socket_callback callback);

@@ -8,7 +8,7 @@ import Foundation
 
 extension Endpoint {
     /// The endpoint Curlew makes for a target by default: ``defaultURL(for:)``, the target's method,
-    /// task and headers, and `sampleData` as a 200 sample response.
+    /// task, headers, transfer options and redirect policy, and `sampleData` as a 200 sample response.
     ///
     /// Providers use it unless given an endpoint closure; closures usually start from it and adjust,
     /// e.g. `Endpoint.default(for: target).adding(newHTTPHeaderFields: ...)`.
@@ -18,7 +18,8 @@ extension Endpoint {
     public static func `default`<Target: TargetType>(for target: Target) -> Endpoint {
         Endpoint(
             url: defaultURL(for: target), sampleResponseClosure: { .networkResponse(200, target.sampleData) },
-            method: target.method, task: target.task, httpHeaderFields: target.headers)
+            method: target.method, task: target.task, httpHeaderFields: target.headers,
+            transferOptions: target.transferOptions, redirectPolicy: target.redirectPolicy)
     }
 
     /// The endpoint ``default(for:)`` makes, but with `baseURL` in place of the target's base URL: the
@@ -32,7 +33,8 @@ extension Endpoint {
         Endpoint(
             url: defaultURL(for: target, baseURL: baseURL),
             sampleResponseClosure: { .networkResponse(200, target.sampleData) }, method: target.method,
-            task: target.task, httpHeaderFields: target.headers)
+            task: target.task, httpHeaderFields: target.headers, transferOptions: target.transferOptions,
+            redirectPolicy: target.redirectPolicy)
     }
 
     /// The target's `baseURL` joined with its `path`, as `URL.appendingPathComponent` would join them.

@@ -33,7 +33,9 @@ extension Endpoint {
                 throw .requestMapping(error.message)
             }
         }
-        let request = TransportRequest(url: url, method: method, headerFields: fields)
+        var request = TransportRequest(url: url, method: method, headerFields: fields)
+        request.options = transferOptions
+        request.redirectPolicy = redirectPolicy
         switch task {
         case .requestPlain:
             return request

@@ -21,6 +21,10 @@ public struct Endpoint: Sendable {
     public let task: RequestTask
     /// The header fields, or nil for none.
     public let httpHeaderFields: [String: String]?
+    /// Session settings the request overrides (timeouts, body limit, TLS identity and pins, socket).
+    public let transferOptions: TransferOptions
+    /// How the request's redirects are followed; nil keeps the session's policy.
+    public let redirectPolicy: RedirectPolicy?
 
     /// Creates an endpoint.
     ///
@@ -30,15 +34,20 @@ public struct Endpoint: Sendable {
     ///   - method: The method.
     ///   - task: What the request sends.
     ///   - httpHeaderFields: The header fields, or nil for none.
+    ///   - transferOptions: Session settings the request overrides; none by default.
+    ///   - redirectPolicy: How redirects are followed; nil (the default) keeps the session's policy.
     public init(
         url: String, sampleResponseClosure: @escaping SampleResponseClosure, method: HTTPMethod,
-        task: RequestTask, httpHeaderFields: [String: String]?
+        task: RequestTask, httpHeaderFields: [String: String]?, transferOptions: TransferOptions = TransferOptions(),
+        redirectPolicy: RedirectPolicy? = nil
     ) {
         self.url = url
         self.sampleResponseClosure = sampleResponseClosure
         self.method = method
         self.task = task
         self.httpHeaderFields = httpHeaderFields
+        self.transferOptions = transferOptions
+        self.redirectPolicy = redirectPolicy
     }
 
     /// A copy with these header fields added; a new value replaces an existing field whose name is the
@@ -52,7 +61,8 @@ public struct Endpoint: Sendable {
         guard !newHTTPHeaderFields.isEmpty else { return self }
         return Endpoint(
             url: url, sampleResponseClosure: sampleResponseClosure, method: method, task: task,
-            httpHeaderFields: HeaderNames.merging(httpHeaderFields ?? [:], newHTTPHeaderFields))
+            httpHeaderFields: HeaderNames.merging(httpHeaderFields ?? [:], newHTTPHeaderFields),
+            transferOptions: transferOptions, redirectPolicy: redirectPolicy)
     }
 
     /// A copy that sends another task.
@@ -62,6 +72,26 @@ public struct Endpoint: Sendable {
     public func replacing(task: RequestTask) -> Endpoint {
         Endpoint(
             url: url, sampleResponseClosure: sampleResponseClosure, method: method, task: task,
-            httpHeaderFields: httpHeaderFields)
+            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy)
+    }
+
+    /// A copy whose request overrides these session settings.
+    ///
+    /// - Parameter transferOptions: The overrides (replacing the endpoint's).
+    /// - Returns: The endpoint with the new options.
+    public func replacing(transferOptions: TransferOptions) -> Endpoint {
+        Endpoint(
+            url: url, sampleResponseClosure: sampleResponseClosure, method: method, task: task,
+            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy)
+    }
+
+    /// A copy whose redirects follow `redirectPolicy`.
+    ///
+    /// - Parameter redirectPolicy: The policy, or nil for the session's.
+    /// - Returns: The endpoint with the new policy.
+    public func replacing(redirectPolicy: RedirectPolicy?) -> Endpoint {
+        Endpoint(
+            url: url, sampleResponseClosure: sampleResponseClosure, method: method, task: task,
+            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy)
     }
 }

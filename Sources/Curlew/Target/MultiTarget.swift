@@ -37,6 +37,10 @@ public struct MultiTarget: TargetType, AccessTokenAuthorizable {
     public var sampleData: Data { target.sampleData }
     /// The wrapped target's validation.
     public var validationType: ValidationType { target.validationType }
+    /// The wrapped target's transfer options.
+    public var transferOptions: TransferOptions { target.transferOptions }
+    /// The wrapped target's redirect policy.
+    public var redirectPolicy: RedirectPolicy? { target.redirectPolicy }
     /// The wrapped target's authorisation, or nil when it does not conform to ``AccessTokenAuthorizable``.
     public var authorizationType: AuthorizationType? {
         (target as? any AccessTokenAuthorizable)?.authorizationType

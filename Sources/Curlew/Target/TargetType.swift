@@ -30,6 +30,11 @@ public protocol TargetType: Sendable {
     var sampleData: Data { get }
     /// Which status codes count as success. ``ValidationType/none`` by default.
     var validationType: ValidationType { get }
+    /// Session settings this target's requests override: connect and idle timeouts, the response body
+    /// limit, a client certificate, public-key pins, a Unix socket. None by default.
+    var transferOptions: TransferOptions { get }
+    /// How this target's redirects are followed; nil (the default) keeps the session's policy.
+    var redirectPolicy: RedirectPolicy? { get }
 }
 
 extension TargetType {
@@ -37,4 +42,8 @@ extension TargetType {
     public var sampleData: Data { Data() }
     /// No validation: every status code is accepted.
     public var validationType: ValidationType { .none }
+    /// No overrides: the session's settings.
+    public var transferOptions: TransferOptions { TransferOptions() }
+    /// The session's redirect policy.
+    public var redirectPolicy: RedirectPolicy? { nil }
 }

@@ -27,6 +27,18 @@ extension TransferContext {
         easy.set(CURLOPT_OPENSOCKETDATA, me)
         easy.set(CURLOPT_CURLU, UnsafeRawPointer(prepared.url.handle))
         if let timeout { easy.set(CURLOPT_TIMEOUT_MS, Int(clamping: (timeout + 999_999) / 1_000_000 + 1000)) }
+        let key = prepared.poolKey
+        let options = request.options
+        if key.scheme == "https" { easy.applyTLS(defaults.tls, host: key.host, options: options) }
+        if !options.isEmpty {
+            if let connect = options.connectTimeout { easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, connect.milliseconds)) }
+            if let path = options.unixSocketPath { easy.set(CURLOPT_UNIX_SOCKET_PATH, string: path) }
+        }
+        if !shard.hasHostOverrides, let resolve = defaults.resolveList {
+            // Until a transfer of this shard has started connecting (see `LoopThread.openSocket`):
+            // libcurl then holds the entries in the shard's DNS cache for good.
+            easy.set(CURLOPT_RESOLVE, UnsafeRawPointer(resolve))
+        }
 
         let method = request.method
         var bodyLength: Int?

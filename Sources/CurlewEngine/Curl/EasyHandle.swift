@@ -77,8 +77,12 @@ struct EasyHandle {
         // Enables decoding. The Accept-Encoding line itself, like User-Agent, comes from the header list
         // (see `HandleDefaults.defaultHeaderLines`).
         if defaults.automaticDecompression { set(CURLOPT_ACCEPT_ENCODING, string: defaults.acceptEncoding) }
-        set(CURLOPT_SSL_VERIFYPEER, defaults.verifyTLS ? 1 : 0)
-        set(CURLOPT_SSL_VERIFYHOST, defaults.verifyTLS ? 2 : 0)
+        // TLS options are set per https transfer (see `applyTLS`): plain requests skip them.
+        // TLS sessions (and later shared state) go through the session's share handle.
+        if let share = defaults.share { _ = curlew_easy_setopt_share(raw, share) }
+        if let seconds = defaults.maxIdleSeconds { set(CURLOPT_MAXAGE_CONN, seconds) }
+        if let seconds = defaults.maxLifetimeSeconds { set(CURLOPT_MAXLIFETIME_CONN, seconds) }
+        if let seconds = defaults.dnsCacheSeconds { set(CURLOPT_DNS_CACHE_TIMEOUT, seconds) }
         switch defaults.proxy {
         case .none: set(CURLOPT_PROXY, string: "")  // "" disables proxies, including the *_proxy variables
         case .environment: break
@@ -98,6 +102,17 @@ final class HandleDefaults {
     /// The loop thread, for the close-socket callback; bound once the thread exists.
     private(set) var thread: UnsafeMutableRawPointer?
     let connectTimeoutMilliseconds: Int
+    /// The session's TLS options, worked out once.
+    let tls: TLSSetup
+    let maxIdleSeconds: Int?
+    let maxLifetimeSeconds: Int?
+    let dnsCacheSeconds: Int?
+    /// `CURLOPT_RESOLVE` entries, as a curl list; applied once per shard (libcurl keeps them in the
+    /// shard's DNS cache for good). Built and freed on the loop thread.
+    private(set) var resolveList: UnsafeMutablePointer<curl_slist>?
+    /// The share handle that carries TLS sessions across the session's handles; loop thread only, so
+    /// it needs no lock callbacks.
+    private(set) var share: UnsafeMutableRawPointer?
     let lowSpeedLimit: Int
     let lowSpeedSeconds: Int
     let automaticDecompression: Bool
@@ -118,6 +133,22 @@ final class HandleDefaults {
 
     init(_ configuration: SessionConfiguration) {
         connectTimeoutMilliseconds = max(1, configuration.connectTimeout.milliseconds)
+        tls = TLSSetup(configuration.tls)
+        let connections = configuration.connections
+        maxIdleSeconds = connections.maxIdleTime.map { max(1, $0.wholeSecondsRoundedUp) }
+        maxLifetimeSeconds = connections.maxLifetime.map { max(1, $0.wholeSecondsRoundedUp) }
+        dnsCacheSeconds = connections.dnsCacheTimeout.map { max(0, $0.wholeSecondsRoundedUp) }
+        var resolve: UnsafeMutablePointer<curl_slist>?
+        for override in connections.hostOverrides where !override.addresses.isEmpty {
+            override.entry.withCString { text in
+                if let appended = curl_slist_append(resolve, text) { resolve = appended }
+            }
+        }
+        resolveList = resolve
+        if configuration.tls.sessionResumption, let handle = curl_share_init() {
+            _ = curlew_share_setopt_long(handle, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
+            share = handle
+        }
         lowSpeedLimit = configuration.lowSpeedLimit
         // curl takes whole seconds: round up, so the check never fires before the configured time.
         let (seconds, attoseconds) = configuration.lowSpeedTime.components
@@ -145,10 +176,14 @@ final class HandleDefaults {
         self.thread = Unmanaged.passUnretained(thread).toOpaque()
     }
 
-    /// Frees the shared header list (loop thread, once no transfer uses it).
-    func releaseSharedHeaderList() {
+    /// Frees the lists and the share handle (loop thread, once every easy handle is gone).
+    func release() {
         if let sharedHeaderList { curl_slist_free_all(sharedHeaderList) }
         sharedHeaderList = nil
+        if let resolveList { curl_slist_free_all(resolveList) }
+        resolveList = nil
+        if let share { curl_share_cleanup(share) }
+        share = nil
     }
 }
 

@@ -80,6 +80,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public var method: String?
     /// For redirect failures, the `Location` that was refused (resolved when it could be).
     public var location: String?
+    /// For ``Code/tlsFailure``, why the TLS connection failed.
+    public var tlsReason: TLSFailureReason?
 
     /// Creates a transport error.
     public init(
@@ -100,6 +102,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public var description: String {
         var text = "TransportError.\(code)"
         if let timeout { text += "(\(timeout.rawValue))" }
+        if let tlsReason { text += "(\(tlsReason.rawValue))" }
         text += ": \(message)"
         if let method, let url { text += " [\(method) \(url)]" } else if let url { text += " [\(url)]" }
         if let location { text += " (Location: \(location))" }

@@ -11,12 +11,14 @@ import Glibc
 extension LoopThread {
     /// A submission from the inbox: the machine admits it, queues it or ends it at once.
     func submit(_ transfer: Transfer) {
-        let key = transfer.request.url.poolKey
+        let key = transfer.request.poolKey
         // Spreading over shards only for an explicitly unlimited pool and a key that cannot multiplex.
         let spreadable = machine.limits.perKey == 0 && machine.limits.total == 0 && !key.mayMultiplex
+        let idle = transfer.request.request.options.idleTimeout.map { UInt64?.some(UInt64(max(1, $0.nanoseconds))) }
         let id = machine.submit(
             transfer, key: key, deadline: transfer.deadline, cancelled: transfer.isCancelled, spreadable: spreadable,
-            priority: transfer.isRedirectHop ? .redirectHop : .normal, now: MonotonicClock.now(), into: &actions)
+            priority: transfer.isRedirectHop ? .redirectHop : .normal, idleTimeout: idle, now: MonotonicClock.now(),
+            into: &actions)
         if let id, transfer.register(id) {
             // Cancelled between the check above and the registration: nobody else will ask.
             machine.cancel(id, now: MonotonicClock.now(), into: &actions)

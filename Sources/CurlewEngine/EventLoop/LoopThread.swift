@@ -204,8 +204,10 @@ final class LoopThread {
     func openSocket(for context: TransferContext, family: Int32, type: Int32, protocol: Int32) -> curl_socket_t {
         let fd = socket(family, type | Int32(SOCK_CLOEXEC.rawValue), `protocol`)
         guard fd >= 0 else { return CURL_SOCKET_BAD }
-        let key = context.transfer.request.url.poolKey
+        let key = context.transfer.request.poolKey
         context.openedSocket = true
+        // Connecting means libcurl has loaded this transfer's host overrides into the shard's DNS cache.
+        if defaults.resolveList != nil { context.shard.hasHostOverrides = true }
         registry.opened(fd, key: key)
         let open = (openSockets[key] ?? 0) + 1
         openSockets[key] = open
@@ -270,7 +272,7 @@ final class LoopThread {
         }
         pool.drain()
         for shard in shards { shard.cleanup() }  // closes idle connections through closeSocket
-        defaults.releaseSharedHeaderList()
+        defaults.release()
         shards = []
         loop.inbox.withLock { _ in
             close(wakeFD)

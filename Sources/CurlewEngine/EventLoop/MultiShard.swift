@@ -16,6 +16,8 @@ final class MultiShard {
     let multi: UnsafeMutableRawPointer
     /// When curl wants `CURL_SOCKET_TIMEOUT`, in monotonic nanoseconds.
     var deadline: UInt64?
+    /// Whether the session's host overrides are in this shard's DNS cache yet.
+    var hasHostOverrides = false
     unowned(unsafe) let thread: LoopThread
 
     init?(index: Int, thread: LoopThread, configuration: SessionConfiguration) {

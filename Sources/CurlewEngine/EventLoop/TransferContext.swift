@@ -57,7 +57,7 @@ final class TransferContext {
         self.shard = shard
         self.head = ResponseHeadParser(maxHeadBytes: configuration.effectiveMaxResponseHeaderSize)
         self.sink = MemoryBodySink()
-        self.maxBodyBytes = configuration.maxResponseBodySize
+        self.maxBodyBytes = transfer.request.request.options.maxResponseBodySize ?? configuration.maxResponseBodySize
         self.counters = counters
         let now = MonotonicClock.now()
         started = now

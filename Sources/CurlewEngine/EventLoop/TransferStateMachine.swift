@@ -66,7 +66,8 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         var total: Int
         /// Most transfers per shard before a spreadable transfer opens another.
         var shardSize: Int
-        /// Abort a running transfer after this many nanoseconds without activity; nil: never.
+        /// Abort a running transfer after this many nanoseconds without activity; nil: never. A
+        /// submission may override it.
         var idleTimeout: UInt64?
     }
 
@@ -92,6 +93,8 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         var key = -1
         var totalDeadline: UInt64?
         var idleDeadline: UInt64?
+        /// This transfer's idle timeout (the limits' unless the submission overrode it).
+        var idleTimeout: UInt64?
         /// Order among waiting transfers across keys (redirect hops: 0, ahead of all).
         var order: UInt64 = 0
     }
@@ -144,10 +147,11 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     /// already cancelled, or that arrives after shutdown, fails at once.
     ///
     /// - Returns: The transfer's identifier, or nil when it failed at once.
+    /// `idleTimeout` overrides the limits' for this transfer (`.some(nil)`: none).
     @discardableResult
     mutating func submit(
         _ payload: Payload, key: Key, deadline: UInt64?, cancelled: Bool = false, spreadable: Bool = false,
-        priority: Priority = .normal, now: UInt64, into actions: inout [Action]
+        priority: Priority = .normal, idleTimeout: UInt64?? = nil, now: UInt64, into actions: inout [Action]
     ) -> TransferID? {
         if isShutDown {
             actions.append(.fail(payload, .shutdown))
@@ -163,6 +167,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         }
         let index = keyState(for: key)
         let id = allocate(payload, key: index, deadline: deadline)
+        slots[Int(id.slot)].idleTimeout = idleTimeout ?? limits.idleTimeout
         if let deadline { timers.insert(deadline, TimerEntry(id: id, kind: .total)) }
         sequence &+= 1
         if keys[index].queued == 0, hasRoom(index) {
@@ -227,7 +232,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     /// The thread's answer to ``LoopAction/checkIdle(_:)``: when the transfer last sent or received a
     /// byte. It is aborted when that is at least the idle timeout ago, else checked again then.
     mutating func idleCheck(_ id: TransferID, lastActivity: UInt64, now: UInt64, into actions: inout [Action]) {
-        guard let idle = limits.idleTimeout, let slot = live(id), case .running = slots[slot].phase else { return }
+        guard let slot = live(id), case .running = slots[slot].phase, let idle = slots[slot].idleTimeout else { return }
         let due = lastActivity &+ idle
         if now >= due {
             end(id, .idleTimeout, now: now, into: &actions)
@@ -331,7 +336,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         keys[key].running += 1
         running += 1
         shardRunning[shard] += 1
-        if let idle = limits.idleTimeout {
+        if let idle = slots[slot].idleTimeout {
             let due = now &+ idle
             slots[slot].idleDeadline = due
             timers.insert(due, TimerEntry(id: id, kind: .idle))

@@ -11,6 +11,9 @@ import HTTPTypes
 struct PreparedRequest: Sendable {
     let request: TransportRequest
     let url: ParsedURL
+    /// Which connections the request may use: the URL's key, set apart by the request's own socket or
+    /// TLS settings.
+    let poolKey: PoolKey
 
     init(_ request: TransportRequest, urls: ParsedURLCache) throws(TransportError) {
         guard Self.hasHTTPScheme(request.url) else {
@@ -34,6 +37,15 @@ struct PreparedRequest: Sendable {
                 url: request.url, method: request.method.rawValue)
         }
         self.request = request
+        var key = url.poolKey
+        let options = request.options
+        if !options.isEmpty {
+            key.unixSocketPath = options.unixSocketPath
+            if options.clientIdentity != nil || options.pinnedPublicKeys != nil {
+                key.tlsIdentity = PoolKey.TLSIdentity(clientIdentity: options.clientIdentity, pins: options.pinnedPublicKeys)
+            }
+        }
+        poolKey = key
     }
 
     /// An error about this request.

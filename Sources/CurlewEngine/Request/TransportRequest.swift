@@ -8,11 +8,11 @@ public import HTTPTypes
 /// the provider-level request built from a target. The URL is checked when the request is executed;
 /// use ``init(url:method:headers:body:timeout:)`` to have header strings checked as you build it.
 public struct TransportRequest: Sendable, Hashable {
-    /// Compares what is sent: URL, method, header fields, body and timeout (the redirect policy, which
+    /// Compares what is sent: URL, method, header fields, body, timeout and options (the redirect policy, which
     /// may hold a closure, is not compared).
     public static func == (lhs: TransportRequest, rhs: TransportRequest) -> Bool {
         lhs.url == rhs.url && lhs.method == rhs.method && lhs.headerFields == rhs.headerFields && lhs.body == rhs.body
-            && lhs.timeout == rhs.timeout
+            && lhs.timeout == rhs.timeout && lhs.options == rhs.options
     }
 
     /// Hashes what `==` compares.
@@ -22,6 +22,7 @@ public struct TransportRequest: Sendable, Hashable {
         hasher.combine(headerFields)
         hasher.combine(body)
         hasher.combine(timeout)
+        hasher.combine(options)
     }
 
     /// The absolute `http` or `https` URL.
@@ -36,6 +37,8 @@ public struct TransportRequest: Sendable, Hashable {
     public var timeout: Duration?
     /// The redirect policy for this request; nil: the session's.
     public var redirectPolicy: RedirectPolicy?
+    /// Settings this request overrides (timeouts, body limit, TLS identity and pins, Unix socket).
+    public var options = TransferOptions()
 
     /// Creates a request from already-typed header fields.
     public init(

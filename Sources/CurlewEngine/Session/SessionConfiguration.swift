@@ -36,8 +36,16 @@ public struct SessionConfiguration: Sendable {
     /// Ask for compressed responses (gzip, deflate, br, zstd: whatever this libcurl supports) and
     /// decode them transparently. Default on.
     public var automaticDecompression: Bool = true
-    /// Verify the server's TLS certificate and host name. Default on; turn off only for tests.
-    public var verifyTLS: Bool = true
+    /// TLS: trusted certificate authorities, pins, client certificate, minimum version, resumption.
+    public var tls = TLSConfiguration()
+    /// Connection and name-resolution lifetimes, and host-name overrides.
+    public var connections = ConnectionOptions()
+    /// Verify the server's TLS certificate and host name (``TLSConfiguration/verifiesPeer``). Default
+    /// on; turn off only for tests.
+    public var verifyTLS: Bool {
+        get { tls.verifiesPeer }
+        set { tls.verifiesPeer = newValue }
+    }
     /// The `User-Agent` sent when a request sets none.
     public var userAgent: String = "Curlew/0.1"
     /// The largest decoded response body accepted, in bytes. Default 128 MiB.
