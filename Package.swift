@@ -44,11 +44,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The tape JSON decoder: decodes as a configured JSONDecoder would, faster.
+        .target(name: "CurlewJSON", swiftSettings: strict),
         // Targets, endpoints, the provider actor, plugins, responses and ApiResult.
         .target(
             name: "Curlew",
             dependencies: [
-                "CurlewEngine",
+                "CurlewEngine", "CurlewJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
@@ -80,9 +82,14 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "CurlewJSONTests",
+            dependencies: ["CurlewJSON"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "CurlewTests",
             dependencies: [
-                "Curlew", "CurlewTesting",
+                "Curlew", "CurlewJSON", "CurlewTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -5,6 +5,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+import CurlewJSON
 
 /// The settings of a `JSONDecoder`, taken once, from which each decode gets a decoder.
 ///
