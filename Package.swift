@@ -44,7 +44,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The tape JSON decoder: decodes as a configured JSONDecoder would, faster.
+        // The tape JSON decoder, which decodes as a configured JSONDecoder would, faster, and the one
+        // place that decides between it and JSONDecoder.
         .target(name: "CurlewJSON", swiftSettings: strict),
         // Targets, endpoints, the provider actor, plugins, responses and ApiResult.
         .target(
