@@ -108,4 +108,9 @@ extension JSONDecodingOptions {
         }
         userInfo = settings.userInfo
     }
+
+    /// The options of a plain `JSONDecoder()`.
+    static let plain = JSONDecodingOptions(
+        dateStrategy: .deferredToDate, dataStrategy: .base64, keyStrategy: .useDefaultKeys,
+        nonConformingFloatStrings: nil, userInfo: [:])
 }

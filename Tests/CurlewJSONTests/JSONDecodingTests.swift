@@ -7,7 +7,7 @@ import Testing
 // MARK: - Differential harness
 
 /// What a decode produced, in comparable form: a value, or an error's case, type and coding path.
-private enum Outcome<T: Equatable>: Equatable, CustomStringConvertible {
+enum Outcome<T: Equatable>: Equatable, CustomStringConvertible {
     case value(T)
     case error(String)
 
@@ -28,12 +28,12 @@ private enum Outcome<T: Equatable>: Equatable, CustomStringConvertible {
 }
 
 /// A coding path as text: each key's string value and int value.
-private func pathShape(_ path: [any CodingKey]) -> String {
+func pathShape(_ path: [any CodingKey]) -> String {
     path.map { key in key.intValue.map { "\(key.stringValue)#\($0)" } ?? key.stringValue }.joined(separator: "/")
 }
 
 /// An error's case, type and coding path (messages may differ).
-private func errorShape(_ error: any Error) -> String {
+func errorShape(_ error: any Error) -> String {
     guard let error = error as? DecodingError else { return "other \(type(of: error)): \(error)" }
     switch error {
     case .dataCorrupted(let context): return "dataCorrupted @[\(pathShape(context.codingPath))]"
