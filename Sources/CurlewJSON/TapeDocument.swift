@@ -37,6 +37,9 @@ final class TapeDocument {
     /// How many bytes ``keyAliasBytes`` has room for.
     @exclusivity(unchecked) var keyAliasByteCapacity = 0
     private var cachedUserInfo: [CodingUserInfoKey: Any]?
+    /// The types decoded so far with their `DecodableArray` conformance. Only read and appended to by
+    /// ``arrayConformance(of:)``, never in overlapping accesses.
+    @exclusivity(unchecked) var arrayConformances: [ArrayConformance] = []
 
     /// Parses `data`, or returns nil when it is not strict RFC 8259 JSON (see ``JSONTapeParser``);
     /// with `allowsTrailingCommas`, a comma before a closing bracket is accepted too.
