@@ -105,20 +105,20 @@ private let users = #"{"data": {"users": [{"id": 1, "name": "Ada"}, {"id": 2, "n
 
     @Test func containersAreHandedOnAsTheirOwnBytes() {
         let nested = #"{"a": [[1, [2]], {"b" : { }} , [ ], "]", "\\"], "c": { }, "d":{"e":[{}]}}"#
-        expectSame(JSONTree.self, nested, at: "a.0", valueBytes: "[1, [2]]")
-        expectSame(JSONTree.self, nested, at: "a.1", valueBytes: #"{"b" : { }}"#)
-        expectSame(JSONTree.self, nested, at: "a.1.b", valueBytes: "{ }")
-        expectSame(JSONTree.self, nested, at: "a.2", valueBytes: "[ ]")
-        expectSame(JSONTree.self, nested, at: "a.3", valueBytes: #""]""#)
-        expectSame(JSONTree.self, nested, at: "a.4", valueBytes: #""\\""#)
-        expectSame(JSONTree.self, nested, at: "c", valueBytes: "{ }")
-        expectSame(JSONTree.self, nested, at: "d", valueBytes: #"{"e":[{}]}"#)
-        expectSame(JSONTree.self, nested, at: "d.e.0", valueBytes: "{}")
+        expectSame(Tree.self, nested, at: "a.0", valueBytes: "[1, [2]]")
+        expectSame(Tree.self, nested, at: "a.1", valueBytes: #"{"b" : { }}"#)
+        expectSame(Tree.self, nested, at: "a.1.b", valueBytes: "{ }")
+        expectSame(Tree.self, nested, at: "a.2", valueBytes: "[ ]")
+        expectSame(Tree.self, nested, at: "a.3", valueBytes: #""]""#)
+        expectSame(Tree.self, nested, at: "a.4", valueBytes: #""\\""#)
+        expectSame(Tree.self, nested, at: "c", valueBytes: "{ }")
+        expectSame(Tree.self, nested, at: "d", valueBytes: #"{"e":[{}]}"#)
+        expectSame(Tree.self, nested, at: "d.e.0", valueBytes: "{}")
         expectSame(
-            JSONTree.self, nested, at: "a",
+            Tree.self, nested, at: "a",
             valueBytes: #"[[1, [2]], {"b" : { }} , [ ], "]", "\\"]"#)
         // An empty key path is the whole document, without a byte-order mark or surrounding whitespace.
-        expectSame(JSONTree.self, "\u{FEFF} \n" + nested + " \n", at: "", valueBytes: nested)
+        expectSame(Tree.self, "\u{FEFF} \n" + nested + " \n", at: "", valueBytes: nested)
         expectSame(Int.self, " 42 ", at: "", valueBytes: "42")
     }
 
@@ -162,32 +162,5 @@ private let users = #"{"data": {"users": [{"id": 1, "name": "Ada"}, {"id": 2, "n
             #expect(keyPathError(Int.self, body, at: "a") == .notJSON, "\(body)")
         }
         #expect(keyPathError(Int.self, "[1]", at: "0") == nil)
-    }
-}
-
-/// Any JSON value, for comparing what different decoders read.
-private indirect enum JSONTree: Decodable, Equatable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONTree])
-    case object([String: JSONTree])
-
-    init(from decoder: any Decoder) throws {
-        let single = try decoder.singleValueContainer()
-        if single.decodeNil() {
-            self = .null
-        } else if let value = try? single.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? single.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? single.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? single.decode([JSONTree].self) {
-            self = .array(value)
-        } else {
-            self = .object(try single.decode([String: JSONTree].self))
-        }
     }
 }

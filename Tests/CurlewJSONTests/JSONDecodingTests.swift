@@ -240,7 +240,7 @@ private struct Manual: Decodable, Equatable {
 
 /// Any JSON value, through `allKeys` and single-value probing (as generic JSON models do); errors
 /// are deterministic (unlike `JSONValue`'s, whose object members decode in `allKeys` order).
-private indirect enum Tree: Decodable, Equatable {
+indirect enum Tree: Decodable, Equatable {
     case null
     case bool(Bool)
     case int(Int)
