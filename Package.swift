@@ -50,11 +50,14 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The tape JSON decoder, which decodes as a configured JSONDecoder would, faster, and the one
+        // place that decides between it and JSONDecoder.
+        .target(name: "CurlewJSON", swiftSettings: strict),
         // Targets, endpoints, the provider actor, plugins, responses and ApiResult.
         .target(
             name: "Curlew",
             dependencies: [
-                "CurlewEngine",
+                "CurlewEngine", "CurlewJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
@@ -88,9 +91,14 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "CurlewJSONTests",
+            dependencies: ["CurlewJSON"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "CurlewTests",
             dependencies: [
-                "Curlew", "CurlewTesting",
+                "Curlew", "CurlewJSON", "CurlewTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -110,6 +110,83 @@ import Testing
         }
     }
 
+    @Test func keyPathsFindWhatJSONValueFinds() throws {
+        let body = response(
+            200,
+            #"{"caf\u00e9":{"x":[1,{"y":null}]},"K":2,"dup":1,"dup":2,"":{"":3},"list":[10,20,30],"s":"t","n":1.50}"#)
+        let root = try body.mapJSON()
+        let keyPaths = [
+            "café.x", "café.x.1", "café.x.1.y", "cafe\u{301}.x.0", "\u{212A}", "dup", ".", "list", "list.+1",
+            "list.-0", "list.02", "list.3", "list.-1", "list.x", "s", "s.0", "n", "missing", "café.", "café..x", "",
+        ]
+        for keyPath in keyPaths {
+            let expected = root.value(atKeyPath: keyPath)
+            do {
+                #expect(try body.map(JSONValue.self, atKeyPath: keyPath) == expected, "\(keyPath)")
+            } catch {
+                guard case .jsonMapping = error else {
+                    Issue.record("\(keyPath): \(error)")
+                    continue
+                }
+                #expect(expected == nil, "\(keyPath)")
+            }
+        }
+    }
+
+    @Test func keyPathValuesDecodeWithTheCallersSettingsAndPathsFromTheValue() throws {
+        struct Row: Decodable, Equatable {
+            let userId: Int
+        }
+        let body = response(200, #"{"data": {"rows": [{"user_id": 1}, {"user_id": "x"}], "first": {"user_id": 1}}}"#)
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        #expect(try body.map(Row.self, atKeyPath: "data.first", using: decoder) == Row(userId: 1))
+        #expect(try body.map(Row.self, atKeyPath: "data.rows.0", using: decoder) == Row(userId: 1))
+        #expect {
+            try body.map([Row].self, atKeyPath: "data.rows", using: decoder)
+        } throws: { error in
+            guard case .objectMapping(DecodingError.typeMismatch(let type, let context), _) = error as? CurlewError
+            else { return false }
+            return type == Int.self && context.codingPath.map(\.stringValue) == ["Index 1", "userId"]
+        }
+        // A JSONDecoder subclass is given the value's own bytes, as written in the body.
+        final class Recording: JSONDecoder, @unchecked Sendable {
+            // Only touched on the test's thread.
+            var documents: [String] = []
+            override func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+                documents.append(String(decoding: data, as: UTF8.self))
+                return try super.decode(type, from: data)
+            }
+        }
+        let recording = Recording()
+        recording.keyDecodingStrategy = .convertFromSnakeCase
+        #expect(try body.map(Row.self, atKeyPath: "data.first", using: recording) == Row(userId: 1))
+        #expect(try body.map(Int.self, atKeyPath: "data.rows.0.user_id", using: recording) == 1)
+        #expect(recording.documents == [#"{"user_id": 1}"#, "1"])
+        // Trailing commas, which JSONDecoder tolerates, do not hide the key path.
+        let lenient = response(200, #"{"data": {"rows": [1, 2,],},}"#)
+        #expect(try lenient.map([Int].self, atKeyPath: "data.rows") == [1, 2])
+    }
+
+    @Test func missingKeyPathsWithFailsOnEmptyDataFalseDecodeAsEmpty() throws {
+        let empty = OptionalUser(id: nil, firstName: nil, lastName: nil, updated: nil)
+        let unrelated = response(200, #"{"a": 1}"#)
+        #expect(try unrelated.map(OptionalUser.self, atKeyPath: "users", failsOnEmptyData: false) == empty)
+        #expect(try response(200, "").map([OptionalUser].self, atKeyPath: "a.b", failsOnEmptyData: false) == [empty])
+        #expect {
+            try response(200, "<html>").map(OptionalUser.self, atKeyPath: "users", failsOnEmptyData: false)
+        } throws: { error in
+            if case .jsonMapping = error as? CurlewError { return true }
+            return false
+        }
+        #expect {
+            try response(200, #"{"a": 1}"#).map(Int.self, atKeyPath: "users", failsOnEmptyData: false)
+        } throws: { error in
+            if case .objectMapping = error as? CurlewError { return true }
+            return false
+        }
+    }
+
     @Test func objectMappingKeepsTheResponse() {
         let bad = response(200, #"{"id": 5}"#)
         #expect {

@@ -5,6 +5,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+import CurlewJSON
 
 /// A target type whose API uses its own error-message type for every call of its providers.
 public protocol ApiErrorMessageTarget: TargetType {
@@ -42,7 +43,7 @@ extension Provider {
     ) async throws(CurlewError) -> ApiResult<Value, Message> {
         let response = try await request(target)
         return try ApiResult<Value, Message>.decode(
-            from: response, with: decoder.map(BodyDecoder.init) ?? .template(decoderTemplate))
+            from: response, with: decoder.map(JSONBodyDecoder.init) ?? bodyDecoder)
     }
 }
 

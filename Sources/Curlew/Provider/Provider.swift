@@ -5,6 +5,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+import CurlewJSON
 
 /// Sends requests for the targets of one API.
 ///
@@ -36,9 +37,8 @@ public actor Provider<Target: TargetType> {
     public nonisolated let plugins: [any PluginType]
     /// Whether identical GET and HEAD requests in flight at the same time share one transfer.
     public nonisolated let trackInflights: Bool
-    /// The settings of the decoder typed calls (`request(_:as:)`) use unless given one: Curlew's own
-    /// JSON decoder when it reproduces them exactly, otherwise a fresh `JSONDecoder` per call.
-    @usableFromInline nonisolated let decoderTemplate: DecoderTemplate
+    /// What decodes the bodies of typed calls (`request(_:as:)`) unless they are given a decoder.
+    @usableFromInline nonisolated let bodyDecoder: JSONBodyDecoder
 
     var inflight: [InflightKey: InflightCall] = [:]
 
@@ -68,7 +68,7 @@ public actor Provider<Target: TargetType> {
         self.session = session
         self.plugins = plugins
         self.trackInflights = trackInflights
-        self.decoderTemplate = DecoderTemplate(decoder)
+        self.bodyDecoder = JSONBodyDecoder(decoder)
     }
 
     /// The number of distinct shared transfers in flight (with ``trackInflights``).

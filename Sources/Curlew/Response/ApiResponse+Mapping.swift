@@ -5,6 +5,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+import CurlewJSON
 
 extension ApiResponse {
     /// The body as a JSON value.
@@ -14,7 +15,7 @@ extension ApiResponse {
     public func mapJSON(failsOnEmptyData: Bool = true) throws(CurlewError) -> JSONValue {
         if data.isEmpty && !failsOnEmptyData { return .null }
         do {
-            return try JSONDecoder().decode(JSONValue.self, from: data)
+            return try JSONBodyDecoder.standard.decode(JSONValue.self, from: data)
         } catch {
             throw .jsonMapping(self)
         }
@@ -39,52 +40,49 @@ extension ApiResponse {
     /// The body (or the value at a dotted key path such as `"data.users"` or `"items.0.name"`) decoded
     /// as `type`.
     ///
-    /// Scalars at a key path (an `Int`, a `Bool`, a `String`) decode too. With `failsOnEmptyData: false`
-    /// an empty body decodes as `{}` (or `[{}]`), so a type whose properties are all optional comes back
-    /// with nil fields, as in Moya.
+    /// The value at a key path decodes as `decoder` would decode it were it the whole body: scalars (an
+    /// `Int`, a `Bool`, a `String`) decode too, and coding paths in decoding errors start at that value.
+    /// With `failsOnEmptyData: false` an empty body (or a missing key path) decodes as `{}` (or `[{}]`),
+    /// so a type whose properties are all optional comes back with nil fields, as in Moya.
     ///
     /// - Throws: ``CurlewError/objectMapping(_:_:)`` when decoding fails (including a value of the wrong
-    ///   type at the key path); ``CurlewError/jsonMapping(_:)`` when the key path does not exist.
+    ///   type at the key path); ``CurlewError/jsonMapping(_:)`` when a key path is given and the body is
+    ///   not JSON or the key path does not exist.
     public func map<D: Decodable>(
         _ type: D.Type, atKeyPath keyPath: String? = nil, using decoder: JSONDecoder = JSONDecoder(),
         failsOnEmptyData: Bool = true
     ) throws(CurlewError) -> D {
-        var source = data
-        if let keyPath, !keyPath.isEmpty {
-            let root = try mapJSON(failsOnEmptyData: failsOnEmptyData)
-            if let value = root.value(atKeyPath: keyPath) {
-                return try decode(type, from: value, using: decoder)
-            }
-            if failsOnEmptyData { throw .jsonMapping(self) }
-            source = Data()
-        }
-        if source.isEmpty && !failsOnEmptyData {
-            for empty in ["{}", "[{}]"] {
-                if let value = try? decoder.decode(D.self, from: Data(empty.utf8)) { return value }
+        let bodyDecoder = JSONBodyDecoder(decoder)
+        if data.isEmpty && !failsOnEmptyData { return try decodeEmptyBody(type, with: bodyDecoder) }
+        guard let keyPath, !keyPath.isEmpty else {
+            do {
+                return try bodyDecoder.decode(type, from: data)
+            } catch {
+                throw .objectMapping(error, self)
             }
         }
         do {
-            return try decoder.decode(D.self, from: source)
+            return try bodyDecoder.decode(type, from: data, atKeyPath: keyPath)
+        } catch JSONKeyPathError.noValue where !failsOnEmptyData {
+            return try decodeEmptyBody(type, with: bodyDecoder)
+        } catch is JSONKeyPathError {
+            throw .jsonMapping(self)
         } catch {
             throw .objectMapping(error, self)
         }
     }
 
-    /// Decodes a JSON value found at a key path, wrapping it so scalars decode as well as containers.
-    private func decode<D: Decodable>(_ type: D.Type, from value: JSONValue, using decoder: JSONDecoder) throws(CurlewError) -> D {
+    /// `type` decoded as if the body were `{}`, else `[{}]`, else empty.
+    private func decodeEmptyBody<D: Decodable>(_ type: D.Type, with bodyDecoder: JSONBodyDecoder) throws(CurlewError)
+        -> D
+    {
+        for empty in ["{}", "[{}]"] {
+            if let value = try? bodyDecoder.decode(type, from: Data(empty.utf8)) { return value }
+        }
         do {
-            let wrapped = try JSONEncoder().encode(ValueWrapper(value: value))
-            return try decoder.decode(DecodedWrapper<D>.self, from: wrapped).value
+            return try bodyDecoder.decode(type, from: Data())
         } catch {
             throw .objectMapping(error, self)
         }
     }
-}
-
-private struct ValueWrapper: Encodable {
-    let value: JSONValue
-}
-
-private struct DecodedWrapper<D: Decodable>: Decodable {
-    let value: D
 }

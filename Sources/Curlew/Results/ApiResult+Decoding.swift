@@ -5,6 +5,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+import CurlewJSON
 
 extension ApiResult where Value: Decodable, ApiErrorMessage: Decodable {
     /// Decodes a response by its status code: 2xx as `Value`, anything else as `ApiErrorMessage`, and
@@ -19,12 +20,14 @@ extension ApiResult where Value: Decodable, ApiErrorMessage: Decodable {
     public static func decode(from response: ApiResponse, using decoder: JSONDecoder = JSONDecoder()) throws(CurlewError)
         -> ApiResult
     {
-        try decode(from: response, with: BodyDecoder(decoder))
+        try decode(from: response, with: JSONBodyDecoder(decoder))
     }
 
     /// Decodes a response by its status code with `bodyDecoder`.
     @inlinable
-    static func decode(from response: ApiResponse, with bodyDecoder: BodyDecoder) throws(CurlewError) -> ApiResult {
+    static func decode(from response: ApiResponse, with bodyDecoder: JSONBodyDecoder) throws(CurlewError)
+        -> ApiResult
+    {
         if (200..<300).contains(response.statusCode) {
             if Value.self == EmptyBody.self, let empty = EmptyBody() as? Value { return .success(empty, response) }
             do {

@@ -42,10 +42,12 @@ struct TapeEntry {
     var flags: UInt8
     /// Objects: how their keys are looked up (a ``KeyLookupMode`` raw value), decided on first use.
     var lookupMode: UInt8 = 0
-    /// Strings and numbers: the byte offset of the content in the document. Objects: the tape index
-    /// of the key to try first on the next lookup.
+    /// Strings: the byte offset of the content in the document (after the quote). Numbers, `true`,
+    /// `false`, `null`, arrays and empty objects: the byte offset of the value. Other objects: the tape
+    /// index of the key to try first on the next lookup.
     var offset: UInt32
-    /// Strings and numbers: the content's byte length. Arrays and objects: the element or member count.
+    /// Strings: the content's byte length. Numbers, `true`, `false` and `null`: the value's byte length.
+    /// Arrays and objects: the element or member count.
     var length: UInt32
     /// The tape index just past this value and everything nested in it.
     var next: UInt32

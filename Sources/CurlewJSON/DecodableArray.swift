@@ -38,3 +38,27 @@ extension Array: DecodableArray where Element: Decodable {
         return unsafeBitCast(elements, to: R.self)
     }
 }
+
+/// A type and its ``DecodableArray`` conformance.
+struct ArrayConformance {
+    /// The type.
+    let type: ObjectIdentifier
+    /// The type as a `DecodableArray`; nil when it is not an array.
+    let conformance: (any DecodableArray.Type)?
+}
+
+extension TapeDocument {
+    /// `type` as a ``DecodableArray``, or nil when it is not an array.
+    @inline(__always)
+    func arrayConformance<T>(of type: T.Type) -> (any DecodableArray.Type)? {
+        let identifier = ObjectIdentifier(type)
+        for index in arrayConformances.indices where arrayConformances[index].type == identifier {
+            return arrayConformances[index].conformance
+        }
+        // The runtime's conformance lookup costs hundreds of instructions; a document decodes few
+        // types, many times each, so each type is looked up once.
+        let conformance = type as? any DecodableArray.Type
+        arrayConformances.append(ArrayConformance(type: identifier, conformance: conformance))
+        return conformance
+    }
+}

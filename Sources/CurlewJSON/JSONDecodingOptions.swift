@@ -63,20 +63,21 @@ struct JSONDecodingOptions: Sendable {
     /// The user info handed to `Decodable` types.
     let userInfo: [CodingUserInfoKey: any Sendable]
 
+    /// Whether keys are used as they are (JSONDecoder then decodes `[String: V]` through
+    /// `Dictionary`'s own `init(from:)`).
+    var usesDefaultKeys: Bool {
+        if case .useDefaultKeys = keyStrategy { return true }
+        return false
+    }
+}
+
+extension JSONDecodingOptions {
     /// The options for these JSONDecoder settings, or nil when one of them cannot be reproduced
     /// exactly (JSON5, an assumed top-level dictionary, a strategy this code does not know).
-    init?(
-        dateDecodingStrategy: JSONDecoder.DateDecodingStrategy,
-        dataDecodingStrategy: JSONDecoder.DataDecodingStrategy,
-        nonConformingFloatDecodingStrategy: JSONDecoder.NonConformingFloatDecodingStrategy,
-        keyDecodingStrategy: JSONDecoder.KeyDecodingStrategy,
-        userInfo: [CodingUserInfoKey: any Sendable],
-        allowsJSON5: Bool,
-        assumesTopLevelDictionary: Bool
-    ) {
+    init?(_ settings: JSONDecoderSettings) {
         // Both change what parses; JSONDecoder keeps those paths.
-        guard !allowsJSON5, !assumesTopLevelDictionary else { return nil }
-        switch dateDecodingStrategy {
+        guard !settings.allowsJSON5, !settings.assumesTopLevelDictionary else { return nil }
+        switch settings.dateDecodingStrategy {
         case .deferredToDate: dateStrategy = .deferredToDate
         case .secondsSince1970: dateStrategy = .secondsSince1970
         case .millisecondsSince1970: dateStrategy = .millisecondsSince1970
@@ -84,13 +85,13 @@ struct JSONDecodingOptions: Sendable {
         case .custom(let closure): dateStrategy = .custom(closure)
         @unknown default: return nil
         }
-        switch dataDecodingStrategy {
+        switch settings.dataDecodingStrategy {
         case .deferredToData: dataStrategy = .deferredToData
         case .base64: dataStrategy = .base64
         case .custom(let closure): dataStrategy = .custom(closure)
         @unknown default: return nil
         }
-        switch nonConformingFloatDecodingStrategy {
+        switch settings.nonConformingFloatDecodingStrategy {
         case .throw:
             nonConformingFloatStrings = nil
         case .convertFromString(let positiveInfinity, let negativeInfinity, let nan):
@@ -99,19 +100,17 @@ struct JSONDecodingOptions: Sendable {
                 nan: Array(nan.utf8))
         @unknown default: return nil
         }
-        switch keyDecodingStrategy {
+        switch settings.keyDecodingStrategy {
         case .useDefaultKeys: keyStrategy = .useDefaultKeys
         case .convertFromSnakeCase: keyStrategy = .convertFromSnakeCase
         case .custom(let closure): keyStrategy = .custom(closure)
         @unknown default: return nil
         }
-        self.userInfo = userInfo
+        userInfo = settings.userInfo
     }
 
-    /// Whether keys are used as they are (JSONDecoder then decodes `[String: V]` through
-    /// `Dictionary`'s own `init(from:)`).
-    var usesDefaultKeys: Bool {
-        if case .useDefaultKeys = keyStrategy { return true }
-        return false
-    }
+    /// The options of a plain `JSONDecoder()`.
+    static let plain = JSONDecodingOptions(
+        dateStrategy: .deferredToDate, dataStrategy: .base64, keyStrategy: .useDefaultKeys,
+        nonConformingFloatStrings: nil, userInfo: [:])
 }

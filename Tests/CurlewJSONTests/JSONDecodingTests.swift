@@ -1,13 +1,13 @@
 // Curlew — the tape JSON decoder against JSONDecoder: same input, same value or same kind of error.
 
-import Curlew
+import CurlewJSON
 import Foundation
 import Testing
 
 // MARK: - Differential harness
 
 /// What a decode produced, in comparable form: a value, or an error's case, type and coding path.
-private enum Outcome<T: Equatable>: Equatable, CustomStringConvertible {
+enum Outcome<T: Equatable>: Equatable, CustomStringConvertible {
     case value(T)
     case error(String)
 
@@ -28,12 +28,12 @@ private enum Outcome<T: Equatable>: Equatable, CustomStringConvertible {
 }
 
 /// A coding path as text: each key's string value and int value.
-private func pathShape(_ path: [any CodingKey]) -> String {
+func pathShape(_ path: [any CodingKey]) -> String {
     path.map { key in key.intValue.map { "\(key.stringValue)#\($0)" } ?? key.stringValue }.joined(separator: "/")
 }
 
 /// An error's case, type and coding path (messages may differ).
-private func errorShape(_ error: any Error) -> String {
+func errorShape(_ error: any Error) -> String {
     guard let error = error as? DecodingError else { return "other \(type(of: error)): \(error)" }
     switch error {
     case .dataCorrupted(let context): return "dataCorrupted @[\(pathShape(context.codingPath))]"
@@ -240,7 +240,7 @@ private struct Manual: Decodable, Equatable {
 
 /// Any JSON value, through `allKeys` and single-value probing (as generic JSON models do); errors
 /// are deterministic (unlike `JSONValue`'s, whose object members decode in `allKeys` order).
-private indirect enum Tree: Decodable, Equatable {
+indirect enum Tree: Decodable, Equatable {
     case null
     case bool(Bool)
     case int(Int)
@@ -366,7 +366,6 @@ private struct FloatBits: Decodable, Equatable {
         for json in inputs {
             try expectSame(Box<Int>.self, json)
             try expectSame([Int].self, json)
-            try expectSame(JSONValue.self, json)
         }
         try expectSame([Int].self, Data([0xFE, 0xFF, 0x00, 0x5B, 0x00, 0x31, 0x00, 0x5D]))
         try expectSame(String.self, Data([0x22, 0xC3, 0x28, 0x22]))
@@ -417,8 +416,6 @@ private struct FloatBits: Decodable, Equatable {
         try expectSame(Int.self, " 42 ")
         try expectSame(String.self, #""top""#)
         try expectSame(Bool?.self, "null")
-        try expectSame(EmptyBody.self, #"{"anything":[1,2,3]}"#)
-        try expectSame(JSONValue.self, #"{"a":[1,true,null,"x",2.5,{"b":{}}]}"#)
         try expectSame(Tree.self, #"{"a":[1,true,null,"x",2.5,{"b":{}},-0,1e2,18446744073709551616]}"#)
     }
 
@@ -854,7 +851,6 @@ private struct FloatBits: Decodable, Equatable {
         var generator = SplitMix64(seed: 0x5EED)
         for seed in seeds {
             let bytes = Array(seed.utf8)
-            try expectSame(JSONValue.self, Data(bytes))
             try expectSame(Tree.self, Data(bytes))
             try expectSame([User].self, Data(bytes))
             for _ in 0..<1_500 {
@@ -910,32 +906,6 @@ private struct FloatBits: Decodable, Equatable {
         }
     }
 
-    @Test func apiResultDecodesWithTheSameSettings() throws {
-        struct Login: Decodable, Equatable {
-            let userId: Int
-            let expiresAt: Date
-        }
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        decoder.dateDecodingStrategy = .iso8601
-        let body = #"{"user_id":7,"expires_at":"2024-02-29T12:34:56Z"}"#
-        let result = try ApiResult<Login, ApiErrorMessage>.decode(
-            from: ApiResponse(statusCode: 200, data: Data(body.utf8)), using: decoder)
-        #expect(result.value == (try decoder.decode(Login.self, from: Data(body.utf8))))
-        let failure = try ApiResult<Login, ApiErrorMessage>.decode(
-            from: ApiResponse(statusCode: 401, data: Data(#"{"error_message":"no"}"#.utf8)))
-        #expect(failure.errorMessage == ApiErrorMessage(errorMessage: "no"))
-        let lenient = try ApiResult<[Int], ApiErrorMessage>.decode(
-            from: ApiResponse(statusCode: 200, data: Data("[1,2,]".utf8)))
-        #expect(lenient.value == [1, 2])
-        #expect {
-            _ = try ApiResult<Login, ApiErrorMessage>.decode(from: ApiResponse(statusCode: 200, data: Data(body.utf8)))
-        } throws: { error in
-            guard case .objectMapping(let underlying, _) = error as? CurlewError else { return false }
-            return errorShape(underlying) == "keyNotFound userId @[]"
-        }
-    }
-
     @Test func containersAndDecodersOutliveTheDecodeCall() throws {
         /// Keeps its containers and reads them after `decode` returned.
         struct Escaping: Decodable {
@@ -967,42 +937,12 @@ private struct FloatBits: Decodable, Equatable {
         #expect(curlew.read() == ["n", "1", "-", "true", "inner", "dataCorrupted @[list]"])
     }
 
-    @Test func settingsOnlyJSONDecoderHasAreStillHonoured() throws {
-        let json5 = JSONDecoder()
-        json5.allowsJSON5 = true
-        let lenient = try ApiResult<Box<Int>, ApiErrorMessage>.decode(
-            from: ApiResponse(statusCode: 200, data: Data("{a: 1, /* c */}".utf8)), using: json5)
-        #expect(lenient.value == Box(a: 1))
-        let topLevel = JSONDecoder()
-        topLevel.assumesTopLevelDictionary = true
-        let unbraced = try ApiResult<Box<Int>, ApiErrorMessage>.decode(
-            from: ApiResponse(statusCode: 200, data: Data(#""a": 2"#.utf8)), using: topLevel)
-        #expect(unbraced.value == Box(a: 2))
-    }
-
     @Test func deepValidDocumentsDecodeRecursively() throws {
         let depth = 300
         let arrays = String(repeating: "[", count: depth) + "1" + String(repeating: "]", count: depth)
         try expectSame(Tree.self, arrays)
         let objects = String(repeating: #"{"a":"#, count: depth) + "[true]" + String(repeating: "}", count: depth)
         try expectSame(Tree.self, objects)
-        try expectSame(JSONValue.self, objects)
-    }
-
-    @Test func jsonDecoderSubclassesAreUsedAsTheyAre() throws {
-        final class Counting: JSONDecoder, @unchecked Sendable {
-            // Only touched on the test's thread.
-            var calls = 0
-            override func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-                calls += 1
-                return try super.decode(type, from: data)
-            }
-        }
-        let decoder = Counting()
-        let result = try ApiResult<[Int], ApiErrorMessage>.decode(
-            from: ApiResponse(statusCode: 200, data: Data("[1]".utf8)), using: decoder)
-        #expect(result.value == [1])
-        #expect(decoder.calls == 1)
     }
 }
 

@@ -18,10 +18,16 @@ import Foundation
 package struct CurlewJSONDecoder: Sendable {
     /// The reproduced settings.
     let options: JSONDecodingOptions
-    private let dateDecodingStrategy: JSONDecoder.DateDecodingStrategy
-    private let dataDecodingStrategy: JSONDecoder.DataDecodingStrategy
-    private let nonConformingFloatDecodingStrategy: JSONDecoder.NonConformingFloatDecodingStrategy
-    private let keyDecodingStrategy: JSONDecoder.KeyDecodingStrategy
+    /// The same settings, for the `JSONDecoder` that decodes documents that are not strict JSON.
+    private let settings: JSONDecoderSettings
+
+    /// A decoder reproducing `settings`, or nil when they cannot be reproduced exactly: `allowsJSON5`,
+    /// `assumesTopLevelDictionary`, or a strategy case this code does not know.
+    package init?(settings: JSONDecoderSettings) {
+        guard let options = JSONDecodingOptions(settings) else { return nil }
+        self.options = options
+        self.settings = settings
+    }
 
     /// A decoder reproducing these `JSONDecoder` settings, or nil when they cannot be reproduced
     /// exactly: `allowsJSON5`, `assumesTopLevelDictionary`, or a strategy case this code does not know.
@@ -34,39 +40,38 @@ package struct CurlewJSONDecoder: Sendable {
         allowsJSON5: Bool = false,
         assumesTopLevelDictionary: Bool = false
     ) {
-        guard
-            let options = JSONDecodingOptions(
-                dateDecodingStrategy: dateDecodingStrategy, dataDecodingStrategy: dataDecodingStrategy,
-                nonConformingFloatDecodingStrategy: nonConformingFloatDecodingStrategy,
-                keyDecodingStrategy: keyDecodingStrategy, userInfo: userInfo, allowsJSON5: allowsJSON5,
-                assumesTopLevelDictionary: assumesTopLevelDictionary)
-        else { return nil }
-        self.options = options
-        self.dateDecodingStrategy = dateDecodingStrategy
-        self.dataDecodingStrategy = dataDecodingStrategy
-        self.nonConformingFloatDecodingStrategy = nonConformingFloatDecodingStrategy
-        self.keyDecodingStrategy = keyDecodingStrategy
+        var settings = JSONDecoderSettings()
+        settings.dateDecodingStrategy = dateDecodingStrategy
+        settings.dataDecodingStrategy = dataDecodingStrategy
+        settings.nonConformingFloatDecodingStrategy = nonConformingFloatDecodingStrategy
+        settings.keyDecodingStrategy = keyDecodingStrategy
+        settings.userInfo = userInfo
+        settings.allowsJSON5 = allowsJSON5
+        settings.assumesTopLevelDictionary = assumesTopLevelDictionary
+        self.init(settings: settings)
     }
 
     /// A decoder reproducing `decoder`'s current settings, or nil when they cannot be reproduced
     /// exactly. Later changes to `decoder` are not seen.
     package init?(settingsOf decoder: JSONDecoder) {
-        self.init(
-            dateDecodingStrategy: decoder.dateDecodingStrategy, dataDecodingStrategy: decoder.dataDecodingStrategy,
-            nonConformingFloatDecodingStrategy: decoder.nonConformingFloatDecodingStrategy,
-            keyDecodingStrategy: decoder.keyDecodingStrategy, userInfo: decoder.userInfo,
-            allowsJSON5: decoder.allowsJSON5, assumesTopLevelDictionary: decoder.assumesTopLevelDictionary)
+        self.init(settings: JSONDecoderSettings(of: decoder))
     }
 
     /// Decodes a value of `type` from JSON `data`, with the same result or error as JSONDecoder.
     package func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         guard let document = TapeDocument(parsing: data, options: options) else {
             // Not strict JSON: JSONDecoder decides, so its leniencies and its errors are kept.
-            return try makeJSONDecoder().decode(type, from: data)
+            return try settings.makeJSONDecoder().decode(type, from: data)
         }
-        let decoder = TapeDecoder(document: document, value: 0, path: TapeDocument.rootPath)
+        return try decode(type, from: document, at: 0)
+    }
+
+    /// Decodes a value of `type` from the value at tape index `value` of a document parsed with
+    /// ``options``; coding paths start at that value, as if it were the whole document.
+    func decode<T: Decodable>(_ type: T.Type, from document: TapeDocument, at value: UInt32) throws -> T {
+        let decoder = TapeDecoder(document: document, value: value, path: TapeDocument.rootPath)
         do {
-            return try decoder.unwrap(0, as: type, parent: TapeDocument.rootPath, component: nil)
+            return try decoder.unwrap(value, as: type, parent: TapeDocument.rootPath, component: nil)
         } catch let error as JSONNumberNotRepresentable {
             throw error.dataCorrupted
         }
@@ -83,16 +88,5 @@ package struct CurlewJSONDecoder: Sendable {
         var builder = TapeBuilder(capacity: 16)
         defer { builder.deallocate() }
         return JSONTapeParser.parse(bytes, count: count, into: &builder)
-    }
-
-    /// A `JSONDecoder` with the settings this decoder reproduces.
-    package func makeJSONDecoder() -> JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = dateDecodingStrategy
-        decoder.dataDecodingStrategy = dataDecodingStrategy
-        decoder.nonConformingFloatDecodingStrategy = nonConformingFloatDecodingStrategy
-        decoder.keyDecodingStrategy = keyDecodingStrategy
-        if !options.userInfo.isEmpty { decoder.userInfo = options.userInfo }
-        return decoder
     }
 }

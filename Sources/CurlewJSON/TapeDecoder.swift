@@ -121,7 +121,7 @@ final class TapeDecoder: Decoder {
         case ObjectIdentifier(Decimal.self):
             return identity(try unwrapDecimal(index, parent: parent, component: component))
         default:
-            if let array = T.self as? any DecodableArray.Type {
+            if let array = document.arrayConformance(of: T.self) {
                 return try nested(index, parent: parent, component: component) {
                     try array.decodeElements(self, as: T.self)
                 }

@@ -37,16 +37,21 @@ final class TapeDocument {
     /// How many bytes ``keyAliasBytes`` has room for.
     @exclusivity(unchecked) var keyAliasByteCapacity = 0
     private var cachedUserInfo: [CodingUserInfoKey: Any]?
+    /// The types decoded so far with their `DecodableArray` conformance. Only read and appended to by
+    /// ``arrayConformance(of:)``, never in overlapping accesses.
+    @exclusivity(unchecked) var arrayConformances: [ArrayConformance] = []
 
-    /// Parses `data`, or returns nil when it is not strict RFC 8259 JSON (see ``JSONTapeParser``).
-    init?(parsing data: Data, options: JSONDecodingOptions) {
+    /// Parses `data`, or returns nil when it is not strict RFC 8259 JSON (see ``JSONTapeParser``);
+    /// with `allowsTrailingCommas`, a comma before a closing bracket is accepted too.
+    init?(parsing data: Data, options: JSONDecodingOptions, allowsTrailingCommas: Bool = false) {
         let count = data.count
         let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: count + JSONTapeParser.padding)
         data.copyBytes(to: bytes, count: count)
         (bytes + count).initialize(repeating: 0, count: JSONTapeParser.padding)
         // About one value per six bytes in typical API payloads; the builder grows if needed.
         var builder = TapeBuilder(capacity: count / 6 + 16)
-        guard JSONTapeParser.parse(bytes, count: count, into: &builder) else {
+        guard JSONTapeParser.parse(bytes, count: count, allowsTrailingCommas: allowsTrailingCommas, into: &builder)
+        else {
             builder.deallocate()
             bytes.deallocate()
             return nil

@@ -5,7 +5,8 @@
 /// Anything else — trailing commas, comments, leading zeros, control characters or invalid UTF-8 in
 /// strings, unpaired surrogate escapes, trailing garbage, empty input, nesting deeper than
 /// ``maximumDepth`` — is refused, and the caller hands the document to `JSONDecoder` so that the
-/// outcome (often an error, sometimes JSONDecoder's leniency) is exactly JSONDecoder's.
+/// outcome (often an error, sometimes JSONDecoder's leniency) is exactly JSONDecoder's. On request it
+/// also accepts the trailing commas JSONDecoder tolerates, to find values in such documents.
 enum JSONTapeParser {
     /// The deepest nesting of arrays and objects accepted; JSONDecoder's limit too.
     static let maximumDepth = 512
@@ -15,8 +16,11 @@ enum JSONTapeParser {
     static let padding = 32
 
     /// Parses `count` bytes at `base` (followed by ``padding`` zero bytes) and appends the values to
-    /// `tape`. Returns false when the document is not strict JSON.
-    static func parse(_ base: UnsafePointer<UInt8>, count: Int, into tape: inout TapeBuilder) -> Bool {
+    /// `tape`. Returns false when the document is not strict JSON (apart from a comma before a closing
+    /// bracket, with `allowsTrailingCommas`).
+    static func parse(
+        _ base: UnsafePointer<UInt8>, count: Int, allowsTrailingCommas: Bool = false, into tape: inout TapeBuilder
+    ) -> Bool {
         // Offsets and indices are stored as UInt32.
         guard count < Int(UInt32.max) - padding else { return false }
         var position = 0
@@ -24,15 +28,20 @@ enum JSONTapeParser {
         if count >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { position = 3 }
         return withUnsafeTemporaryAllocation(of: UInt32.self, capacity: maximumDepth) { stack in
             guard let stack = stack.baseAddress else { return false }
-            return parseValues(base, count: count, from: position, stack: stack, into: &tape)
+            // One specialization per grammar, so the strict parse carries no trailing-comma checks.
+            if allowsTrailingCommas {
+                return parseValues(
+                    base, count: count, from: position, grammar: TrailingCommas.self, stack: stack, into: &tape)
+            }
+            return parseValues(base, count: count, from: position, grammar: Strict.self, stack: stack, into: &tape)
         }
     }
 
     /// The parse loop. `stack` holds the tape index of each open container; it is iterative so that
     /// hostile nesting cannot exhaust the thread's stack.
-    private static func parseValues(
-        _ base: UnsafePointer<UInt8>, count: Int, from start: Int, stack: UnsafeMutablePointer<UInt32>,
-        into tape: inout TapeBuilder
+    private static func parseValues<Grammar: JSONGrammar>(
+        _ base: UnsafePointer<UInt8>, count: Int, from start: Int, grammar: Grammar.Type,
+        stack: UnsafeMutablePointer<UInt32>, into tape: inout TapeBuilder
     ) -> Bool {
         var position = skipWhitespace(base, start)
         var depth = 0
@@ -47,10 +56,9 @@ enum JSONTapeParser {
                 guard depth < maximumDepth else { return false }
                 let isObject = byte == UInt8(ascii: "{")
                 let index = tape.count
-                // An object's lookup cursor starts at its first key (the entry after it).
                 tape.append(
                     TapeEntry(
-                        kind: isObject ? .object : .array, flags: 0, offset: UInt32(index + 1), length: 0, next: 0))
+                        kind: isObject ? .object : .array, flags: 0, offset: UInt32(position), length: 0, next: 0))
                 position = skipWhitespace(base, position + 1)
                 if base[position] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                     position += 1
@@ -59,6 +67,8 @@ enum JSONTapeParser {
                     stack[depth] = UInt32(index)
                     depth += 1
                     if isObject {
+                        // A non-empty object's lookup cursor starts at its first key (the entry after it).
+                        tape.entries[index].offset = UInt32(index + 1)
                         guard let afterColon = scanKey(base, position, into: &tape) else { return false }
                         position = afterColon
                     }
@@ -66,21 +76,32 @@ enum JSONTapeParser {
                 }
             case UInt8(ascii: "t"):
                 guard matches(base + position, "true") else { return false }
-                tape.append(TapeEntry(kind: .true, flags: 0, offset: 0, length: 0, next: UInt32(tape.count + 1)))
+                tape.append(
+                    TapeEntry(kind: .true, flags: 0, offset: UInt32(position), length: 4, next: UInt32(tape.count + 1)))
                 position += 4
             case UInt8(ascii: "f"):
                 guard matches(base + position + 1, "alse") else { return false }
-                tape.append(TapeEntry(kind: .false, flags: 0, offset: 0, length: 0, next: UInt32(tape.count + 1)))
+                tape.append(
+                    TapeEntry(
+                        kind: .false, flags: 0, offset: UInt32(position), length: 5, next: UInt32(tape.count + 1)))
                 position += 5
             case UInt8(ascii: "n"):
                 guard matches(base + position, "null") else { return false }
-                tape.append(TapeEntry(kind: .null, flags: 0, offset: 0, length: 0, next: UInt32(tape.count + 1)))
+                tape.append(
+                    TapeEntry(kind: .null, flags: 0, offset: UInt32(position), length: 4, next: UInt32(tape.count + 1)))
                 position += 4
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 guard let end = scanNumber(base, position, into: &tape) else { return false }
                 position = end
             default:
-                return false
+                // `]` where a value should be follows a comma (an array's first value is never missing),
+                // which JSONDecoder tolerates: the array ends here.
+                guard Grammar.allowsTrailingCommas, byte == UInt8(ascii: "]"), depth > 0,
+                    tape.entries[Int(stack[depth - 1])].kind == .array
+                else { return false }
+                position += 1
+                tape.entries[Int(stack[depth - 1])].next = UInt32(tape.count)
+                depth -= 1
             }
 
             // A value just ended: continue its container, close containers, or finish the document.
@@ -94,7 +115,16 @@ enum JSONTapeParser {
                 if byte == UInt8(ascii: ",") {
                     position = skipWhitespace(base, position + 1)
                     if isObject {
-                        guard let afterColon = scanKey(base, position, into: &tape) else { return false }
+                        guard let afterColon = scanKey(base, position, into: &tape) else {
+                            // `}` after a comma, which JSONDecoder tolerates: the object ends here.
+                            guard Grammar.allowsTrailingCommas, base[position] == UInt8(ascii: "}") else {
+                                return false
+                            }
+                            position += 1
+                            tape.entries[container].next = UInt32(tape.count)
+                            depth -= 1
+                            continue
+                        }
                         position = afterColon
                     }
                     continue nextValue
@@ -304,4 +334,20 @@ enum JSONTapeParser {
                 next: UInt32(tape.count + 1)))
         return position
     }
+}
+
+/// What the parser accepts beyond RFC 8259, fixed per specialization of its loop.
+private protocol JSONGrammar {
+    /// Whether a comma may come before a closing bracket, as JSONDecoder allows.
+    static var allowsTrailingCommas: Bool { get }
+}
+
+/// RFC 8259 exactly.
+private enum Strict: JSONGrammar {
+    static var allowsTrailingCommas: Bool { false }
+}
+
+/// RFC 8259 plus the trailing commas JSONDecoder tolerates.
+private enum TrailingCommas: JSONGrammar {
+    static var allowsTrailingCommas: Bool { true }
 }
