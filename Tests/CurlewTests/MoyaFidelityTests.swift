@@ -75,6 +75,27 @@ import Testing
         #expect(endpoints[0] != different)
     }
 
+    @Test func inflightKeysDoNotDependOnKeyOrderAndBytesSentAreTheEncoders() async throws {
+        let slow: LocalHTTPServer.Handler = { request in .delayed(.milliseconds(300), .text(request.bodyText)) }
+        try await withServer(slow) { server, session in
+            let provider = Provider<Local>(session: session, trackInflights: true)
+            let target = Local(server, "/search", task: .requestCustomJSONEncodable(Profile(), encoder: JSONEncoder()))
+            let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<8 { group.addTask { try await provider.request(target).data.text } }
+                var all: [String] = []
+                for try await body in group { all.append(body) }
+                return all
+            }
+            #expect(server.statistics.requestsReceived == 1)
+            #expect(Set(bodies).count == 1)
+            // What was sent is what the user's encoder wrote (here, in whatever key order it chose).
+            let sent = try #require(server.requests.first?.body)
+            let decoded = try JSONSerialization.jsonObject(with: Data(sent)) as? [String: Any]
+            #expect(decoded?["name"] as? String == "Ada")
+            #expect(decoded?.count == 9)
+        }
+    }
+
     // MARK: An underlying error describes itself as its own message
 
     @Test func underlyingErrorDescriptionIsTheWrappedErrorsMessage() {

@@ -6,25 +6,16 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What makes two requests identical for sharing: method, URL, header fields and body bytes.
+/// What makes two requests identical for sharing: method, URL, header fields, options and body (a JSON
+/// body by content, see ``RequestIdentity``).
 struct InflightKey: Hashable, Sendable {
-    let method: HTTPRequest.Method
-    let url: String
-    let headerFields: HTTPFields
-    let body: Data?
+    let identity: RequestIdentity
 
     /// Only GET and HEAD requests with in-memory (or no) bodies are shared; others return nil.
     init?(_ request: TransportRequest) {
         guard request.method == .get || request.method == .head else { return nil }
-        if let body = request.body {
-            guard let bytes = body.inMemoryBytes else { return nil }
-            self.body = bytes
-        } else {
-            self.body = nil
-        }
-        method = request.method
-        url = request.url
-        headerFields = request.headerFields
+        if let body = request.body, body.inMemoryBytes == nil { return nil }
+        identity = RequestIdentity(request)
     }
 }
 
