@@ -131,6 +131,8 @@ check "  same, pin intermediate (chain key, not leaf)" 90 0 --cacert "$F_ca" --p
     "https://localhost:$PORT/"
 check "  same, pin leaf_via_intermediate" 0 0 --cacert "$F_ca" --pinnedpubkey "$PIN_leaf_via_intermediate" \
     "https://localhost:$PORT/"
+start_server --cert "$F_leaf_via_intermediate" --key "$F_leaf_via_intermediate_key" --chain "$F_intermediate"
+check "leaf_via_intermediate, server --chain intermediate" 0 0 --cacert "$F_ca" "https://localhost:$PORT/"
 start_server --cert "$F_leaf_via_intermediate" --key "$F_leaf_via_intermediate_key"
 check "leaf_via_intermediate WITHOUT chain, --cacert ca" 60 20 --cacert "$F_ca" "https://localhost:$PORT/"
 check "  same, --cacert intermediate only (partial chain)" 0 0 --cacert "$F_intermediate" "https://localhost:$PORT/"
@@ -181,7 +183,9 @@ for version in 1.3 1.2; do
     fi
     check "TLS $version required, client" 0 0 --cacert "$F_ca" --cert "$F_client" --key "$F_client_key" "$URL"
 done
-URL="https://localhost:$PORT/"
+URL="https://localhost:$PORT/"  # the last round's server: TLS 1.2, client certificate required
+# OpenSSL completes a server's chain from its trust store: with --client-ca ca it sends leaf + ca.
+check "server with --client-ca, system trust only" 60 19 "$URL"
 check "client, encrypted key, --pass" 0 0 --cacert "$F_ca" --cert "$F_client" --key "$F_client_key_encrypted" \
     --pass "$PASSWORD" "$URL"
 check "client, encrypted key, wrong --pass" 58 1 --cacert "$F_ca" --cert "$F_client" \
