@@ -29,7 +29,7 @@ extension TransferContext {
         if let timeout { easy.set(CURLOPT_TIMEOUT_MS, Int(clamping: (timeout + 999_999) / 1_000_000 + 1000)) }
         let key = prepared.poolKey
         let options = request.options
-        if key.scheme == "https" { easy.applyTLS(defaults.tls, host: key.host, options: options) }
+        if key.isHTTPS { easy.applyTLS(defaults.tls, host: key.host, options: options) }
         if !options.isEmpty {
             if let connect = options.connectTimeout { easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, connect.milliseconds)) }
             if let path = options.unixSocketPath { easy.set(CURLOPT_UNIX_SOCKET_PATH, string: path) }

@@ -46,7 +46,7 @@ enum ErrorMapping {
         let observation = Observation(
             // A transfer that opened no socket ran over a connection that was already established.
             code: code, socketError: osErrno != 0, connected: connectTime > 0 || !context.openedSocket,
-            tlsEstablished: tlsTime > 0 || !context.openedSocket, isHTTPS: request.url.poolKey.scheme == "https",
+            tlsEstablished: tlsTime > 0 || !context.openedSocket, isHTTPS: request.poolKey.isHTTPS,
             headComplete: context.head.isComplete, chunked: context.head.isChunked,
             pastDeadline: context.transfer.deadline.map { MonotonicClock.now() >= $0 } ?? false,
             lowSpeedCheck: configuration.lowSpeedLimit > 0)

@@ -13,15 +13,15 @@ extension LoopThread {
     func submit(_ transfer: Transfer) {
         let key = transfer.request.poolKey
         // Spreading over shards only for an explicitly unlimited pool and a key that cannot multiplex.
-        let spreadable = machine.limits.perKey == 0 && machine.limits.total == 0 && !key.mayMultiplex
+        let spreadable = poolIsUnlimited && !key.mayMultiplex
         let idle = transfer.request.request.options.idleTimeout.map { UInt64?.some(UInt64(max(1, $0.nanoseconds))) }
         let id = machine.submit(
             transfer, key: key, deadline: transfer.deadline, cancelled: transfer.isCancelled, spreadable: spreadable,
-            priority: transfer.isRedirectHop ? .redirectHop : .normal, idleTimeout: idle, now: MonotonicClock.now(),
+            priority: transfer.isRedirectHop ? .redirectHop : .normal, idleTimeout: idle, now: now,
             into: &actions)
         if let id, transfer.register(id) {
             // Cancelled between the check above and the registration: nobody else will ask.
-            machine.cancel(id, now: MonotonicClock.now(), into: &actions)
+            machine.cancel(id, now: now, into: &actions)
         }
         performActions()
     }
@@ -30,7 +30,7 @@ extension LoopThread {
     func cancel(_ transfer: Transfer) {
         // Not yet registered: the submit command is still behind this one and sees the cancelled flag.
         guard let id = transfer.registeredID else { return }
-        machine.cancel(id, now: MonotonicClock.now(), into: &actions)
+        machine.cancel(id, now: now, into: &actions)
         performActions()
     }
 
@@ -56,12 +56,13 @@ extension LoopThread {
                 transfer.finish(.failure(error(for: reason, transfer.request, shutdownReason: shutdownReason)))
             case .checkIdle(let id):
                 guard let context = context(id) else { continue }
-                let now = MonotonicClock.now()
                 machine.idleCheck(id, lastActivity: context.lastActivity(now: now), now: now, into: &actions)
                 publishCounts()
             }
         }
-        actions.removeAll(keepingCapacity: true)
+        // Element by element from the end: `removeAll(keepingCapacity:)` goes through a generic
+        // replaceSubrange that cost more than the loop above for one or two actions.
+        while !actions.isEmpty { actions.removeLast() }
     }
 
     private func publishCounts() {
@@ -84,7 +85,7 @@ extension LoopThread {
             guard openShard() != nil else { break }
         }
         guard index < shards.count, let handle = pool.take(defaults) else {
-            _ = machine.startFailed(id, now: MonotonicClock.now(), into: &actions)
+            _ = machine.startFailed(id, now: now, into: &actions)
             transfer.finish(.failure(transfer.request.error(.curl, "libcurl could not create an easy handle")))
             return
         }
@@ -99,7 +100,7 @@ extension LoopThread {
             let message = String(cString: curl_multi_strerror(code))
             _ = takeContext(id)
             recycle(context)
-            _ = machine.startFailed(id, now: MonotonicClock.now(), into: &actions)
+            _ = machine.startFailed(id, now: now, into: &actions)
             counters.failedTransfers.add(1, ordering: .relaxed)
             transfer.finish(.failure(transfer.request.error(.curl, "curl_multi_add_handle failed: \(message)")))
             return
@@ -128,7 +129,7 @@ extension LoopThread {
             _ = takeContext(id)
             remove(context)
             // The machine frees the place (and may start the next waiting transfer) before the caller hears.
-            _ = machine.complete(id, now: MonotonicClock.now(), into: &actions)
+            _ = machine.complete(id, now: now, into: &actions)
             publishCounts()
             context.transfer.finish(outcome)
             performActions()

@@ -36,9 +36,15 @@ final class LoopThread {
     /// Actions the machine returned and the thread has yet to perform; reused between events.
     @exclusivity(unchecked) var actions: [Machine.Action] = []
     let defaults: HandleDefaults
+    /// Whether transfers may spread over shards: only for an explicitly unlimited pool.
+    let poolIsUnlimited: Bool
     /// Open sockets per pool key, from curl's open and close socket callbacks.
     var openSockets: [PoolKey: Int] = [:]
     var peakOpenSockets: [PoolKey: Int] = [:]
+    /// The time the loop last woke (monotonic nanoseconds): what events and byte arrivals are stamped
+    /// with. Bytes curl reads after a wake arrived before it, so activity is never dated late, and a
+    /// timer compared with it never fires early.
+    private(set) var now: UInt64 = MonotonicClock.now()
     private var exiting = false
     private var spareCommands: [EventLoop.Command] = []
 
@@ -53,6 +59,7 @@ final class LoopThread {
         registry = SocketRegistry(epoll: loop.epollFD)
         pool = EasyHandlePool(capacity: loop.configuration.maxPooledHandles, counters: loop.counters)
         defaults = HandleDefaults(loop.configuration)
+        poolIsUnlimited = loop.configuration.maxConnectionsPerHost <= 0 && loop.configuration.maxConnectionsTotal <= 0
     }
 
     /// The loop thread's body: sets up, runs until shutdown, tears down.
@@ -103,6 +110,7 @@ final class LoopThread {
         defer { events.deallocate() }
         while !exiting {
             let ready = epoll_wait(epollFD, events, Int32(capacity), timeoutMilliseconds())
+            now = MonotonicClock.now()
             var wake = false
             if ready > 0 {
                 for index in 0..<Int(ready) {
@@ -129,20 +137,14 @@ final class LoopThread {
 
     /// curl's timers, then the machine's.
     private func fireTimers() {
-        var now: UInt64 = 0
         for shard in shards {
-            guard let deadline = shard.deadline else { continue }
-            if now == 0 { now = MonotonicClock.now() }
-            guard now >= deadline else { continue }
+            guard let deadline = shard.deadline, now >= deadline else { continue }
             shard.deadline = nil
             shard.action(CURL_SOCKET_TIMEOUT, flags: 0)
         }
-        if let deadline = machine.nextDeadline {
-            if now == 0 { now = MonotonicClock.now() }
-            if now >= deadline {
-                machine.timersFired(now: now, into: &actions)
-                performActions()
-            }
+        if let deadline = machine.nextDeadline, now >= deadline {
+            machine.timersFired(now: now, into: &actions)
+            performActions()
         }
     }
 
@@ -183,7 +185,7 @@ final class LoopThread {
             case .shutdown: exiting = true
             }
         }
-        commands.removeAll(keepingCapacity: true)
+        while !commands.isEmpty { commands.removeLast() }  // cheaper than removeAll(keepingCapacity:) for a few
         spareCommands = commands
     }
 

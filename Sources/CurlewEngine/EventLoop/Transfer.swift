@@ -22,13 +22,14 @@ final class Transfer: Sendable {
     /// Whether this is a redirect hop of a request that was already admitted once.
     let isRedirectHop: Bool
     /// When the caller handed the transfer over (monotonic nanoseconds).
-    let submitted = MonotonicClock.now()
+    let submitted: UInt64
     private let state = Locked(State())
 
-    init(request: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool = false) {
+    init(request: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool = false, submitted: UInt64 = MonotonicClock.now()) {
         self.request = request
         self.deadline = deadline
         self.isRedirectHop = isRedirectHop
+        self.submitted = submitted
     }
 
     /// Records the loop's identifier. Returns true when the task was cancelled in the meantime, so the

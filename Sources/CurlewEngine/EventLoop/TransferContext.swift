@@ -59,7 +59,7 @@ final class TransferContext {
         self.sink = MemoryBodySink()
         self.maxBodyBytes = transfer.request.request.options.maxResponseBodySize ?? configuration.maxResponseBodySize
         self.counters = counters
-        let now = MonotonicClock.now()
+        let now = shard.thread.now
         started = now
         lastReceive = now
         lastUpload = now
@@ -68,7 +68,7 @@ final class TransferContext {
 
     /// Called from the header callback. Returns false to make curl abort the transfer.
     func headerLine(_ line: UnsafeRawBufferPointer) -> Bool {
-        lastReceive = MonotonicClock.now()
+        lastReceive = shard.thread.now
         switch head.consume(line) {
         case .more:
             return true
@@ -93,7 +93,7 @@ final class TransferContext {
 
     /// Called from the write callback with decoded body bytes. Returns false to abort the transfer.
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        lastReceive = MonotonicClock.now()
+        lastReceive = shard.thread.now
         receivedBodyBytes += bytes.count
         guard receivedBodyBytes <= maxBodyBytes else {
             failure = transfer.request.error(
@@ -116,7 +116,7 @@ final class TransferContext {
         var connected = started
         if openedSocket {
             var established: curl_off_t = 0
-            let phase = transfer.request.url.poolKey.scheme == "https" ? CURLINFO_APPCONNECT_TIME_T : CURLINFO_CONNECT_TIME_T
+            let phase = transfer.request.poolKey.isHTTPS ? CURLINFO_APPCONNECT_TIME_T : CURLINFO_CONNECT_TIME_T
             _ = curlew_easy_getinfo_off(handle.raw, phase, &established)
             guard established > 0 else { return now }
             connected = started &+ UInt64(established) &* 1000

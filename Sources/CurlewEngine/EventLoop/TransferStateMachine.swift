@@ -86,10 +86,11 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         case running(shard: Int)
     }
 
+    /// A slot's bookkeeping: plain values only, so reading and resetting it copies bytes without
+    /// reference counting (the payloads live in `payloads`, beside it).
     private struct Slot {
         var generation: UInt32 = 0
         var phase: Phase = .free
-        var payload: Payload?
         var key = -1
         var totalDeadline: UInt64?
         var idleDeadline: UInt64?
@@ -110,22 +111,16 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         var listed = false
     }
 
-    private enum TimerKind: UInt8 {
-        case total
-        case idle
-    }
-
-    private struct TimerEntry {
-        let id: TransferID
-        let kind: TimerKind
-    }
-
     let limits: Limits
     private var slots: [Slot] = []
+    private var payloads: [Payload?] = []
+    /// The last key looked up and its index: most submissions are to the same host as the one before.
+    private var lastKey: (key: Key, index: Int)?
     private var freeSlots: [UInt32] = []
     private var keys: [KeyState] = []
     private var keyIndex: [Key: Int] = [:]
-    private var timers = DeadlineHeap<TimerEntry>()
+    /// Each transfer's next deadline: the sooner of its total and idle deadlines.
+    private var timers = TimerHeap()
     /// Keys whose first waiting transfer could start under the key's own limit (only the total limit
     /// holds it back), ordered by that transfer's submission order: FIFO across keys.
     private var ready = DeadlineHeap<Int>()
@@ -168,7 +163,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         let index = keyState(for: key)
         let id = allocate(payload, key: index, deadline: deadline)
         slots[Int(id.slot)].idleTimeout = idleTimeout ?? limits.idleTimeout
-        if let deadline { timers.insert(deadline, TimerEntry(id: id, kind: .total)) }
+        if deadline != nil { scheduleTimer(Int(id.slot)) }
         sequence &+= 1
         if keys[index].queued == 0, hasRoom(index) {
             start(id, spreadable: spreadable, now: now, into: &actions)
@@ -200,7 +195,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     /// - Returns: The payload, or nil when the transfer had already been ended by the machine.
     mutating func complete(_ id: TransferID, now: UInt64, into actions: inout [Action]) -> Payload? {
         guard let slot = live(id), case .running(let shard) = slots[slot].phase else { return nil }
-        let payload = slots[slot].payload
+        let payload = payloads[slot]
         release(id, from: shard)
         admitWaiting(now: now, into: &actions)
         return payload
@@ -214,17 +209,15 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     /// Timers due at `now`: waiting or running transfers past their total timeout end; running transfers
     /// whose idle timer is due are to be checked.
     mutating func timersFired(now: UInt64, into actions: inout [Action]) {
-        while let first = timers.first, first.deadline <= now {
-            _ = timers.removeFirst()
-            let entry = first.element
-            guard let slot = live(entry.id) else { continue }
-            switch entry.kind {
-            case .total:
-                guard slots[slot].totalDeadline == first.deadline else { continue }
-                end(entry.id, .totalTimeout, now: now, into: &actions)
-            case .idle:
-                guard slots[slot].idleDeadline == first.deadline, case .running = slots[slot].phase else { continue }
-                actions.append(.checkIdle(entry.id))
+        while let (slot, deadline) = timers.first, deadline <= now {
+            let id = TransferID(slot: UInt32(slot), generation: slots[slot].generation)
+            if let total = slots[slot].totalDeadline, total <= now {
+                end(id, .totalTimeout, now: now, into: &actions)  // frees the slot and its timer
+            } else {
+                // The idle deadline is due: ask for the transfer's activity; `idleCheck` sets the next one.
+                slots[slot].idleDeadline = nil
+                scheduleTimer(slot)
+                actions.append(.checkIdle(id))
             }
         }
     }
@@ -238,7 +231,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
             end(id, .idleTimeout, now: now, into: &actions)
         } else {
             slots[slot].idleDeadline = due
-            timers.insert(due, TimerEntry(id: id, kind: .idle))
+            scheduleTimer(slot)
         }
     }
 
@@ -248,7 +241,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         guard !isShutDown else { return }
         isShutDown = true
         for slot in slots.indices {
-            guard let payload = slots[slot].payload else { continue }
+            guard let payload = payloads[slot] else { continue }
             let id = TransferID(slot: UInt32(slot), generation: slots[slot].generation)
             switch slots[slot].phase {
             case .queued: actions.append(.fail(payload, .shutdown))
@@ -256,6 +249,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
             case .free: continue
             }
             slots[slot] = Slot(generation: slots[slot].generation &+ 1)
+            payloads[slot] = nil
         }
         for index in keys.indices {
             keys[index].queue = WaitQueue()
@@ -273,6 +267,16 @@ struct TransferStateMachine<Key: Hashable, Payload> {
 
     /// When the machine next needs ``timersFired(now:into:)``, if ever.
     var nextDeadline: UInt64? { timers.first?.deadline }
+
+    /// Sets the slot's timer to the sooner of its deadlines, or removes it when it has none.
+    private mutating func scheduleTimer(_ slot: Int) {
+        switch (slots[slot].totalDeadline, slots[slot].idleDeadline) {
+        case (let total?, let idle?): timers.set(slot, min(total, idle))
+        case (let total?, nil): timers.set(slot, total)
+        case (nil, let idle?): timers.set(slot, idle)
+        case (nil, nil): timers.remove(slot)
+        }
+    }
 
     /// Where a transfer is in its lifecycle (`.free` once it has ended).
     func phase(of id: TransferID) -> Phase {
@@ -296,10 +300,17 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     // MARK: Internals
 
     private mutating func keyState(for key: Key) -> Int {
-        if let index = keyIndex[key] { return index }
-        keys.append(KeyState(key: key))
-        keyIndex[key] = keys.count - 1
-        return keys.count - 1
+        if let last = lastKey, last.key == key { return last.index }
+        let index: Int
+        if let known = keyIndex[key] {
+            index = known
+        } else {
+            keys.append(KeyState(key: key))
+            index = keys.count - 1
+            keyIndex[key] = index
+        }
+        lastKey = (key, index)
+        return index
     }
 
     private mutating func allocate(_ payload: Payload, key: Int, deadline: UInt64?) -> TransferID {
@@ -308,9 +319,10 @@ struct TransferStateMachine<Key: Hashable, Payload> {
             slot = Int(reused)
         } else {
             slots.append(Slot())
+            payloads.append(nil)
             slot = slots.count - 1
         }
-        slots[slot].payload = payload
+        payloads[slot] = payload
         slots[slot].key = key
         slots[slot].totalDeadline = deadline
         slots[slot].idleDeadline = nil
@@ -337,12 +349,11 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         running += 1
         shardRunning[shard] += 1
         if let idle = slots[slot].idleTimeout {
-            let due = now &+ idle
-            slots[slot].idleDeadline = due
-            timers.insert(due, TimerEntry(id: id, kind: .idle))
+            slots[slot].idleDeadline = now &+ idle
+            scheduleTimer(slot)
         }
         let timeout = slots[slot].totalDeadline.map { $0 > now ? $0 - now : 1 }
-        guard let payload = slots[slot].payload else { return }
+        guard let payload = payloads[slot] else { return }
         actions.append(.start(id, payload, shard: shard, timeout: timeout))
     }
 
@@ -370,7 +381,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
 
     /// Ends a waiting or running transfer for `reason`.
     private mutating func end(_ id: TransferID, _ reason: EndReason, now: UInt64, into actions: inout [Action]) {
-        guard let slot = live(id), let payload = slots[slot].payload else { return }
+        guard let slot = live(id), let payload = payloads[slot] else { return }
         switch slots[slot].phase {
         case .queued:
             let key = slots[slot].key
@@ -401,6 +412,8 @@ struct TransferStateMachine<Key: Hashable, Payload> {
 
     private mutating func free(_ slot: Int) {
         slots[slot] = Slot(generation: slots[slot].generation &+ 1)
+        payloads[slot] = nil
+        timers.remove(slot)
         freeSlots.append(UInt32(slot))
     }
 

@@ -36,11 +36,30 @@ public struct RedirectPolicy: Sendable {
         case custom(@Sendable (RedirectHop) async -> Action)
     }
 
-    let mode: Mode
+    // One reference wide: every request carries an optional policy, so copies stay cheap.
+    private final class Storage: Sendable {
+        let mode: Mode
+        let maxRedirects: Int
+        let allowsHTTPSToHTTP: Bool
+
+        init(mode: Mode, maxRedirects: Int, allowsHTTPSToHTTP: Bool) {
+            self.mode = mode
+            self.maxRedirects = maxRedirects
+            self.allowsHTTPSToHTTP = allowsHTTPSToHTTP
+        }
+    }
+
+    private let storage: Storage
+
+    private init(mode: Mode, maxRedirects: Int, allowsHTTPSToHTTP: Bool) {
+        storage = Storage(mode: mode, maxRedirects: maxRedirects, allowsHTTPSToHTTP: allowsHTTPSToHTTP)
+    }
+
+    var mode: Mode { storage.mode }
     /// Most hops followed for one request.
-    public let maxRedirects: Int
+    public var maxRedirects: Int { storage.maxRedirects }
     /// Whether a hop from https to http is followed (otherwise it is refused).
-    public let allowsHTTPSToHTTP: Bool
+    public var allowsHTTPSToHTTP: Bool { storage.allowsHTTPSToHTTP }
 
     /// Follow up to 10 hops, never from https to http.
     public static let `default` = RedirectPolicy(mode: .follow, maxRedirects: 10, allowsHTTPSToHTTP: false)

@@ -6,15 +6,53 @@
 /// Scheme, host (lowercased, as libcurl's URL parser normalises it) and port (the scheme's default when
 /// the URL names none), plus what a request may set apart: a Unix socket path and a TLS identity (its
 /// own client certificate or pins). The proxy is a session setting, the same for every key.
-struct PoolKey: Hashable, Sendable, CustomStringConvertible {
+///
+/// A class: every request carries its key from the caller's thread to the loop, and the key of a cached
+/// URL is one shared object, so passing it is a retain and comparing it usually an identity check.
+final class PoolKey: Hashable, Sendable, CustomStringConvertible {
     let scheme: String
     let host: String
     let port: Int
     /// The Unix domain socket the request connects through, if any.
-    var unixSocketPath: String? = nil
+    let unixSocketPath: String?
     /// A request's own TLS settings (client certificate, pins), if any: connections made with other
     /// settings are not shared with it.
-    var tlsIdentity: TLSIdentity? = nil
+    let tlsIdentity: TLSIdentity?
+    /// Hashed once: the loop looks the key up for every request, and the key of a cached URL is reused.
+    private let precomputedHash: Int
+    /// Whether the scheme is https (TLS options apply).
+    let isHTTPS: Bool
+
+    init(scheme: String, host: String, port: Int, unixSocketPath: String? = nil, tlsIdentity: TLSIdentity? = nil) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.unixSocketPath = unixSocketPath
+        self.tlsIdentity = tlsIdentity
+        var hasher = Hasher()
+        hasher.combine(scheme)
+        hasher.combine(host)
+        hasher.combine(port)
+        hasher.combine(unixSocketPath)
+        hasher.combine(tlsIdentity)
+        precomputedHash = hasher.finalize()
+        isHTTPS = scheme == "https"
+    }
+
+    /// This key, set apart by a socket path and a TLS identity.
+    func with(unixSocketPath: String?, tlsIdentity: TLSIdentity?) -> PoolKey {
+        PoolKey(scheme: scheme, host: host, port: port, unixSocketPath: unixSocketPath, tlsIdentity: tlsIdentity)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(precomputedHash)
+    }
+
+    static func == (lhs: PoolKey, rhs: PoolKey) -> Bool {
+        lhs === rhs
+            || lhs.precomputedHash == rhs.precomputedHash && lhs.port == rhs.port && lhs.scheme == rhs.scheme
+            && lhs.host == rhs.host && lhs.unixSocketPath == rhs.unixSocketPath && lhs.tlsIdentity == rhs.tlsIdentity
+    }
 
     /// `scheme://host:port`, with the socket and a TLS identity marker when set.
     var description: String {
@@ -33,5 +71,5 @@ struct PoolKey: Hashable, Sendable, CustomStringConvertible {
     /// Whether connections for this key may carry several requests at once (HTTP/2 over TLS, which
     /// libcurl negotiates through ALPN for https by default): such a key's transfers must stay in one
     /// multi handle, where libcurl can multiplex them.
-    var mayMultiplex: Bool { scheme == "https" }
+    var mayMultiplex: Bool { isHTTPS }
 }

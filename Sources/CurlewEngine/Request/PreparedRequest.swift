@@ -37,15 +37,15 @@ struct PreparedRequest: Sendable {
                 url: request.url, method: request.method.rawValue)
         }
         self.request = request
-        var key = url.poolKey
         let options = request.options
-        if !options.isEmpty {
-            key.unixSocketPath = options.unixSocketPath
-            if options.clientIdentity != nil || options.pinnedPublicKeys != nil {
-                key.tlsIdentity = PoolKey.TLSIdentity(clientIdentity: options.clientIdentity, pins: options.pinnedPublicKeys)
-            }
+        if options.isEmpty {
+            poolKey = url.poolKey
+        } else {
+            let identity =
+                options.clientIdentity != nil || options.pinnedPublicKeys != nil
+                ? PoolKey.TLSIdentity(clientIdentity: options.clientIdentity, pins: options.pinnedPublicKeys) : nil
+            poolKey = url.poolKey.with(unixSocketPath: options.unixSocketPath, tlsIdentity: identity)
         }
-        poolKey = key
     }
 
     /// An error about this request.

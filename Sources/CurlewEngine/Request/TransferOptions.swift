@@ -5,35 +5,108 @@
 /// Set them on a ``TransportRequest`` (a request closure or a plugin can), or on a target's or an
 /// endpoint's `transferOptions` in the Curlew module.
 public struct TransferOptions: Sendable, Hashable {
-    /// Overrides ``SessionConfiguration/connectTimeout``.
-    public var connectTimeout: Duration?
-    /// Overrides ``SessionConfiguration/idleTimeout`` (the total timeout is ``TransportRequest/timeout``).
-    public var idleTimeout: Duration?
-    /// Overrides ``SessionConfiguration/maxResponseBodySize``.
-    public var maxResponseBodySize: Int?
-    /// A client certificate for this request instead of the session's; connections made with different
-    /// identities are never shared.
-    public var clientIdentity: ClientIdentity?
-    /// Public-key pins for this request's host instead of the session's (see
-    /// ``TLSConfiguration/pinnedPublicKeys``).
-    public var pinnedPublicKeys: [String]?
-    /// Connect through this Unix domain socket instead of TCP; the URL still names the host (for the
-    /// `Host` field and TLS). Connections through different sockets are never shared.
-    public var unixSocketPath: String?
+    private final class Storage: Sendable, Hashable {
+        let connectTimeout: Duration?
+        let idleTimeout: Duration?
+        let maxResponseBodySize: Int?
+        let clientIdentity: ClientIdentity?
+        let pinnedPublicKeys: [String]?
+        let unixSocketPath: String?
+
+        init(
+            connectTimeout: Duration?, idleTimeout: Duration?, maxResponseBodySize: Int?,
+            clientIdentity: ClientIdentity?, pinnedPublicKeys: [String]?, unixSocketPath: String?
+        ) {
+            self.connectTimeout = connectTimeout
+            self.idleTimeout = idleTimeout
+            self.maxResponseBodySize = maxResponseBodySize
+            self.clientIdentity = clientIdentity
+            self.pinnedPublicKeys = pinnedPublicKeys
+            self.unixSocketPath = unixSocketPath
+        }
+
+        static func == (lhs: Storage, rhs: Storage) -> Bool {
+            lhs.connectTimeout == rhs.connectTimeout && lhs.idleTimeout == rhs.idleTimeout
+                && lhs.maxResponseBodySize == rhs.maxResponseBodySize && lhs.clientIdentity == rhs.clientIdentity
+                && lhs.pinnedPublicKeys == rhs.pinnedPublicKeys && lhs.unixSocketPath == rhs.unixSocketPath
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(connectTimeout)
+            hasher.combine(idleTimeout)
+            hasher.combine(maxResponseBodySize)
+            hasher.combine(clientIdentity)
+            hasher.combine(pinnedPublicKeys)
+            hasher.combine(unixSocketPath)
+        }
+    }
+
+    // Nil when nothing is overridden (nearly every request): the options are then one nil word, which
+    // every copy of a request carries for free.
+    private var storage: Storage?
 
     /// No overrides.
     public init(
         connectTimeout: Duration? = nil, idleTimeout: Duration? = nil, maxResponseBodySize: Int? = nil,
         clientIdentity: ClientIdentity? = nil, pinnedPublicKeys: [String]? = nil, unixSocketPath: String? = nil
     ) {
-        self.connectTimeout = connectTimeout
-        self.idleTimeout = idleTimeout
-        self.maxResponseBodySize = maxResponseBodySize
-        self.clientIdentity = clientIdentity
-        self.pinnedPublicKeys = pinnedPublicKeys
-        self.unixSocketPath = unixSocketPath
+        let empty =
+            connectTimeout == nil && idleTimeout == nil && maxResponseBodySize == nil && clientIdentity == nil
+            && pinnedPublicKeys == nil && unixSocketPath == nil
+        storage =
+            empty
+            ? nil
+            : Storage(
+                connectTimeout: connectTimeout, idleTimeout: idleTimeout, maxResponseBodySize: maxResponseBodySize,
+                clientIdentity: clientIdentity, pinnedPublicKeys: pinnedPublicKeys, unixSocketPath: unixSocketPath)
     }
 
     /// Whether any setting is overridden.
-    public var isEmpty: Bool { self == TransferOptions() }
+    public var isEmpty: Bool { storage == nil }
+
+    /// Overrides ``SessionConfiguration/connectTimeout``.
+    public var connectTimeout: Duration? {
+        get { storage?.connectTimeout }
+        set { update(connectTimeout: newValue) }
+    }
+    /// Overrides ``SessionConfiguration/idleTimeout`` (the total timeout is ``TransportRequest/timeout``).
+    public var idleTimeout: Duration? {
+        get { storage?.idleTimeout }
+        set { update(idleTimeout: newValue) }
+    }
+    /// Overrides ``SessionConfiguration/maxResponseBodySize``.
+    public var maxResponseBodySize: Int? {
+        get { storage?.maxResponseBodySize }
+        set { update(maxResponseBodySize: newValue) }
+    }
+    /// A client certificate for this request instead of the session's; connections made with different
+    /// identities are never shared.
+    public var clientIdentity: ClientIdentity? {
+        get { storage?.clientIdentity }
+        set { update(clientIdentity: newValue) }
+    }
+    /// Public-key pins for this request's host instead of the session's (see
+    /// ``TLSConfiguration/pinnedPublicKeys``).
+    public var pinnedPublicKeys: [String]? {
+        get { storage?.pinnedPublicKeys }
+        set { update(pinnedPublicKeys: newValue) }
+    }
+    /// Connect through this Unix domain socket instead of TCP; the URL still names the host (for the
+    /// `Host` field and TLS). Connections through different sockets are never shared.
+    public var unixSocketPath: String? {
+        get { storage?.unixSocketPath }
+        set { update(unixSocketPath: newValue) }
+    }
+
+    private mutating func update(
+        connectTimeout: Duration?? = nil, idleTimeout: Duration?? = nil, maxResponseBodySize: Int?? = nil,
+        clientIdentity: ClientIdentity?? = nil, pinnedPublicKeys: [String]?? = nil, unixSocketPath: String?? = nil
+    ) {
+        self = TransferOptions(
+            connectTimeout: connectTimeout ?? self.connectTimeout, idleTimeout: idleTimeout ?? self.idleTimeout,
+            maxResponseBodySize: maxResponseBodySize ?? self.maxResponseBodySize,
+            clientIdentity: clientIdentity ?? self.clientIdentity,
+            pinnedPublicKeys: pinnedPublicKeys ?? self.pinnedPublicKeys,
+            unixSocketPath: unixSocketPath ?? self.unixSocketPath)
+    }
 }

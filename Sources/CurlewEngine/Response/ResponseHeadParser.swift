@@ -76,7 +76,9 @@ struct ResponseHeadParser {
     /// The status code of a strict status line, or nil.
     static func statusCode(_ text: UnsafeRawBufferPointer) -> Int? {
         let digit = 0x30...0x39 as ClosedRange<UInt8>
-        guard text.count >= 10, text.starts(with: "HTTP/".utf8) else { return nil }
+        guard text.count >= 10, text[0] == UInt8(ascii: "H"), text[1] == UInt8(ascii: "T"), text[2] == UInt8(ascii: "T"),
+            text[3] == UInt8(ascii: "P"), text[4] == UInt8(ascii: "/")
+        else { return nil }
         var index = 5
         // Major version digit, then an optional ".minor".
         guard index < text.count, digit.contains(text[index]) else { return nil }

@@ -28,6 +28,8 @@ public final class CurlSession: HTTPTransport, Sendable {
     private let stopped = Locked(false)
     let urls: ParsedURLCache
     private let defaultFields: DefaultHeaderFields
+    /// The session's total timeout in nanoseconds, converted once.
+    private let totalTimeoutNanoseconds: UInt64?
 
     /// Starts a session and its event-loop thread.
     ///
@@ -44,6 +46,7 @@ public final class CurlSession: HTTPTransport, Sendable {
         self.configuration = configuration
         urls = ParsedURLCache(capacity: configuration.parsedURLCacheCapacity)
         defaultFields = DefaultHeaderFields(configuration)
+        totalTimeoutNanoseconds = configuration.totalTimeout.map { UInt64(max(1, $0.nanoseconds)) }
         loop = try EventLoop(configuration: configuration, logger: logger)
         try loop.start()
     }
@@ -70,10 +73,10 @@ public final class CurlSession: HTTPTransport, Sendable {
     ///   cancellation and shutdown.
     public func execute(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
         let started = MonotonicClock.now()
-        let total = request.timeout ?? configuration.totalTimeout
-        let deadline = total.map { started &+ UInt64(max(1, $0.nanoseconds)) }
+        let total = request.timeout.map { UInt64(max(1, $0.nanoseconds)) } ?? totalTimeoutNanoseconds
+        let deadline = total.map { started &+ $0 }
         let prepared = try PreparedRequest(request, urls: urls)
-        let response = try await run(prepared, deadline: deadline, isRedirectHop: false)
+        let response = try await run(prepared, deadline: deadline, isRedirectHop: false, submitted: started)
         // The common case pays nothing for redirects: only a 3xx with a Location goes further.
         guard (300..<400).contains(response.status.code), response.hasLocation else { return response }
         return try await followRedirects(
@@ -81,10 +84,10 @@ public final class CurlSession: HTTPTransport, Sendable {
     }
 
     /// Runs one transfer (one hop) through the loop.
-    func run(_ prepared: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool) async throws(TransportError)
-        -> TransportResponse
-    {
-        let transfer = Transfer(request: prepared, deadline: deadline, isRedirectHop: isRedirectHop)
+    func run(
+        _ prepared: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool, submitted: UInt64 = MonotonicClock.now()
+    ) async throws(TransportError) -> TransportResponse {
+        let transfer = Transfer(request: prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted)
         let loop = self.loop
         let outcome = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: Transfer.Continuation) in
