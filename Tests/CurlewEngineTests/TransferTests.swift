@@ -135,11 +135,14 @@ import Testing
     /// An observation of a transfer that connected, got no head, and had no socket error.
     static func seen(
         _ code: CURLcode, socketError: Bool = false, connected: Bool = true, tls: Bool = true, https: Bool = false,
-        headComplete: Bool = false, chunked: Bool = false, pastDeadline: Bool = false, lowSpeed: Bool = false
+        headComplete: Bool = false, chunked: Bool = false, pastDeadline: Bool = false, lowSpeed: Bool = false,
+        headBytes: Int = 0, opened: Bool = false, clientCertificate: Bool = false, verify: Int = 1
     ) -> ErrorMapping.Observation {
         ErrorMapping.Observation(
             code: code, socketError: socketError, connected: connected, tlsEstablished: tls, isHTTPS: https,
-            headComplete: headComplete, chunked: chunked, pastDeadline: pastDeadline, lowSpeedCheck: lowSpeed)
+            headComplete: headComplete, chunked: chunked, pastDeadline: pastDeadline, lowSpeedCheck: lowSpeed,
+            headBytes: headBytes, openedConnection: opened, presentedClientCertificate: clientCertificate,
+            verifyResult: verify)
     }
 
     @Test(arguments: [
@@ -158,7 +161,8 @@ import Testing
     @Test(arguments: [
         ("a line over libcurl's 100 KiB cap", seen(CURLE_OUT_OF_MEMORY), TransportError.Code.headersTooLarge),
         ("out of memory in the body", seen(CURLE_OUT_OF_MEMORY, headComplete: true), .curl),
-        ("libcurl's 300 KiB cap on all heads", seen(CURLE_RECV_ERROR), .headersTooLarge),
+        ("libcurl's 300 KiB cap on all heads", seen(CURLE_RECV_ERROR, headBytes: 250_000), .headersTooLarge),
+        ("closed before any head byte", seen(CURLE_RECV_ERROR), .connectionReset),
         ("reset while reading the head", seen(CURLE_RECV_ERROR, socketError: true), .connectionReset),
         ("malformed chunks", seen(CURLE_RECV_ERROR, headComplete: true, chunked: true), .invalidResponse),
         ("reset in a chunked body", seen(CURLE_RECV_ERROR, socketError: true, headComplete: true, chunked: true), .connectionReset),
@@ -178,5 +182,39 @@ import Testing
         let (code, timeout) = ErrorMapping.classify(observation)
         #expect(code == expected, "\(what)")
         #expect(timeout == nil, "\(what)")
+    }
+}
+
+@Suite struct TLSFailureClassificationTests {
+    typealias Seen = ErrorClassificationTests
+
+    @Test(arguments: [
+        ("self-signed leaf", Seen.seen(CURLE_PEER_FAILED_VERIFICATION, tls: false, https: true, verify: 18), TLSFailureReason.selfSigned),
+        ("unknown issuer", Seen.seen(CURLE_PEER_FAILED_VERIFICATION, tls: false, https: true, verify: 20), .untrustedIssuer),
+        ("untrusted root in the chain", Seen.seen(CURLE_PEER_FAILED_VERIFICATION, tls: false, https: true, verify: 19), .untrustedIssuer),
+        ("expired", Seen.seen(CURLE_PEER_FAILED_VERIFICATION, tls: false, https: true, verify: 10), .expired),
+        ("not yet valid", Seen.seen(CURLE_PEER_FAILED_VERIFICATION, tls: false, https: true, verify: 9), .notYetValid),
+        ("host name", Seen.seen(CURLE_PEER_FAILED_VERIFICATION, tls: false, https: true, verify: 1), .hostnameMismatch),
+        ("pin", Seen.seen(CURLE_SSL_PINNEDPUBKEYNOTMATCH, https: true, verify: 0), .pinMismatch),
+        ("bad client key", Seen.seen(CURLE_SSL_CERTPROBLEM, tls: false, https: true, clientCertificate: true), .clientCertificateUnusable),
+        ("bad CA file", Seen.seen(CURLE_SSL_CACERT_BADFILE, tls: false, https: true), .trustStoreUnusable),
+        ("TLS 1.2 refusal", Seen.seen(CURLE_SSL_CONNECT_ERROR, tls: false, https: true, opened: true, clientCertificate: true), .clientCertificateRejected),
+        ("version mismatch", Seen.seen(CURLE_SSL_CONNECT_ERROR, tls: false, https: true, opened: true), .handshakeFailed),
+        ("TLS 1.3 refusal", Seen.seen(CURLE_RECV_ERROR, https: true, opened: true, verify: 0), .clientCertificateRejected),
+        ("TLS 1.3 refusal, abrupt close", Seen.seen(CURLE_SEND_ERROR, socketError: true, https: true, opened: true, clientCertificate: true, verify: 0), .clientCertificateRejected),
+    ])
+    func reasonsComeFromCodeVerifyResultAndObservation(
+        _ what: String, _ observation: ErrorMapping.Observation, _ expected: TLSFailureReason
+    ) {
+        let (code, _) = ErrorMapping.classify(observation)
+        #expect(code == .tlsFailure, "\(what)")
+        #expect(ErrorMapping.tlsReason(observation) == expected, "\(what)")
+    }
+
+    @Test func aReadErrorOnAReusedConnectionIsNotATLSRefusal() {
+        let reused = Seen.seen(CURLE_RECV_ERROR, socketError: true, https: true, opened: false, clientCertificate: true)
+        #expect(ErrorMapping.classify(reused).0 == .connectionReset)
+        let midResponse = Seen.seen(CURLE_RECV_ERROR, socketError: true, https: true, headBytes: 120, opened: true, clientCertificate: true)
+        #expect(ErrorMapping.classify(midResponse).0 == .connectionReset)
     }
 }

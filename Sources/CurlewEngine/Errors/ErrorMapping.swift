@@ -29,6 +29,15 @@ enum ErrorMapping {
         var pastDeadline: Bool
         /// curl's low-speed check is on.
         var lowSpeedCheck: Bool
+        /// Bytes of response heads received (0: not a byte of the response arrived).
+        var headBytes: Int = 0
+        /// This transfer opened its own connection (rather than reusing one).
+        var openedConnection: Bool = false
+        /// A client certificate was configured for this transfer.
+        var presentedClientCertificate: Bool = false
+        /// OpenSSL's verification result (`CURLINFO_SSL_VERIFYRESULT`); libcurl leaves it at 1 until
+        /// the certificate has been checked.
+        var verifyResult: Int = 1
     }
 
     /// The error for a failed transfer.
@@ -42,6 +51,8 @@ enum ErrorMapping {
         _ = curlew_easy_getinfo_off(easy, CURLINFO_CONNECT_TIME_T, &connectTime)
         var tlsTime: curl_off_t = 0
         _ = curlew_easy_getinfo_off(easy, CURLINFO_APPCONNECT_TIME_T, &tlsTime)
+        var verifyResult = 1
+        _ = curlew_easy_getinfo_long(easy, CURLINFO_SSL_VERIFYRESULT, &verifyResult)
         let request = context.transfer.request
         let observation = Observation(
             // A transfer that opened no socket ran over a connection that was already established.
@@ -49,12 +60,52 @@ enum ErrorMapping {
             tlsEstablished: tlsTime > 0 || !context.openedSocket, isHTTPS: request.poolKey.isHTTPS,
             headComplete: context.head.isComplete, chunked: context.head.isChunked,
             pastDeadline: context.transfer.deadline.map { MonotonicClock.now() >= $0 } ?? false,
-            lowSpeedCheck: configuration.lowSpeedLimit > 0)
+            lowSpeedCheck: configuration.lowSpeedLimit > 0, headBytes: context.head.headBytes,
+            openedConnection: context.openedSocket,
+            presentedClientCertificate: request.request.options.clientIdentity != nil
+                || (configuration.tls.clientIdentity != nil),
+            verifyResult: verifyResult)
         let (kind, timeout) = classify(observation)
         let text = context.handle.errorText ?? String(cString: curl_easy_strerror(code))
-        return TransportError(
+        var error = TransportError(
             kind, message: text, timeout: timeout, curlCode: Int(code.rawValue), url: request.request.url,
             method: request.request.method.rawValue)
+        if kind == .tlsFailure { error.tlsReason = tlsReason(observation) }
+        return error
+    }
+
+    /// Why a TLS failure happened, from the code and OpenSSL's verification result (see the table in
+    /// the Sessions article).
+    static func tlsReason(_ seen: Observation) -> TLSFailureReason {
+        switch seen.code {
+        case CURLE_PEER_FAILED_VERIFICATION:
+            switch seen.verifyResult {
+            // X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT: the certificate is its own issuer.
+            case 18: return .selfSigned
+            // CERT_HAS_EXPIRED, CERT_NOT_YET_VALID.
+            case 10: return .expired
+            case 9: return .notYetValid
+            // 1: OpenSSL's verification passed (libcurl's starting value stays), libcurl's own
+            // host-name check failed.
+            case 1, 0: return .hostnameMismatch
+            // 2, 20, 21 (no issuer found), 19 (an untrusted root in the chain) and the rest.
+            default: return .untrustedIssuer
+            }
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return .pinMismatch
+        case CURLE_SSL_CERTPROBLEM:
+            return .clientCertificateUnusable
+        case CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CRL_BADFILE:
+            return .trustStoreUnusable
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR:
+            // Only reached for the case `classify` routes here: a refusal right after the handshake.
+            return .clientCertificateRejected
+        case CURLE_SSL_CONNECT_ERROR where seen.presentedClientCertificate:
+            // TLS 1.2: the server refuses the certificate inside the handshake.
+            return .clientCertificateRejected
+        default:
+            return .handshakeFailed
+        }
     }
 
     /// The code (and for timeouts, which timeout) for an observation.
@@ -80,10 +131,21 @@ enum ErrorMapping {
             return (.bodyTooLarge, nil)
         case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING:
             return (.connectionClosed, nil)
+        case CURLE_RECV_ERROR where seen.isHTTPS && seen.openedConnection && seen.tlsEstablished && seen.headBytes == 0
+            && !seen.socketError,
+            CURLE_RECV_ERROR where seen.isHTTPS && seen.openedConnection && seen.tlsEstablished && seen.headBytes == 0
+                && seen.presentedClientCertificate,
+            CURLE_SEND_ERROR where seen.isHTTPS && seen.openedConnection && seen.tlsEstablished && seen.headBytes == 0
+                && seen.presentedClientCertificate:
+            // TLS 1.3 finishes the client's side of the handshake before the server has checked the
+            // client certificate: its refusal (a TLS alert, or with a client certificate also an abrupt
+            // close) arrives at the first read, before any response byte, on the connection this
+            // transfer just opened.
+            return (.tlsFailure, nil)
         case CURLE_OUT_OF_MEMORY where !seen.headComplete:
             // libcurl refuses a single header line over its 100 KiB cap this way.
             return (.headersTooLarge, nil)
-        case CURLE_RECV_ERROR where !seen.socketError && !seen.headComplete:
+        case CURLE_RECV_ERROR where !seen.socketError && !seen.headComplete && seen.headBytes > 0:
             // No socket error while reading heads: libcurl's own cap on all heads (300 KiB) was hit.
             return (.headersTooLarge, nil)
         case CURLE_RECV_ERROR where !seen.socketError && seen.chunked:
