@@ -22,15 +22,28 @@ def free_port():
 
 
 PORT = free_port()
+TLS_PORT = free_port()
 SMALL = '{"id":1,"name":"curlew","tags":["fast","safe"],"active":true,"score":99.5,"note":"small body for benches"}'
 INSTRUCTION_WORKLOADS = ["small-get-1", "json-16"]
-WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k", "queued-10k"]
+WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k", "queued-10k",
+             "https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume"]
+TLS_WORKLOADS = {"https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume"}
+# URLSession on Linux cannot trust a custom CA, so it sits the HTTPS workloads out.
+NO_TLS_CLIENTS = {"urlsession"}
 
 
 def users_json():
     users = [{"id": i, "login": f"user{i:03d}", "name": f"User Number {i}", "email": f"user{i}@example.com",
               "admin": i % 7 == 0, "score": round(i * 1.25, 2), "tags": ["a", "b"] if i % 2 else ["c"]} for i in range(121)]
     return json.dumps(users, separators=(",", ":"))
+
+
+def make_certificates(work):
+    """Test-time certificates (never committed): the CA every client trusts and nginx's leaf."""
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "Tests", "Servers", "tls_fixtures.py"), os.path.join(work, "tls")],
+                         capture_output=True, text=True, check=True)
+    files = json.loads(out.stdout)["files"]
+    return files["ca"], files["leaf"], files["leaf.key"]
 
 
 def start_nginx(work):
@@ -40,6 +53,7 @@ def start_nginx(work):
     with open(os.path.join(work, "big"), "wb") as f:
         f.truncate(256 * 1024 * 1024)
     os.chmod(work, 0o755)
+    ca, cert, key = make_certificates(work)
     conf = f"""
 worker_processes 1;
 worker_rlimit_nofile 65536;
@@ -64,6 +78,16 @@ http {{
     location = /fast {{ default_type application/json; echo '{{"ok":true}}'; }}
     location = /status {{ stub_status; }}
   }}
+  server {{
+    listen 127.0.0.1:{TLS_PORT} ssl backlog=16384;
+    ssl_certificate {cert};
+    ssl_certificate_key {key};
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_session_cache shared:TLS:10m;
+    ssl_session_tickets on;
+    root {work};
+    location = /small {{ default_type application/json; return 200 '{SMALL}'; }}
+  }}
 }}
 """
     path = os.path.join(work, "nginx.conf")
@@ -71,6 +95,7 @@ http {{
         f.write(conf)
     subprocess.run(["nginx", "-c", path, "-p", work], check=True)
     time.sleep(0.3)
+    return ca
 
 
 def stop_nginx(work):
@@ -120,7 +145,7 @@ def build(smoke, out):
 
 
 def run_one(command, workload, scale, env):
-    base = f"http://127.0.0.1:{PORT}"
+    base = f"https://127.0.0.1:{TLS_PORT}" if workload in TLS_WORKLOADS else f"http://127.0.0.1:{PORT}"
     before = accepts()
     result = subprocess.run(command + [workload, base, str(scale)], capture_output=True, text=True, env=env, timeout=900)
     after = accepts() - 1  # the status request itself
@@ -190,7 +215,7 @@ def main():
     env = dict(os.environ, BENCH_USERS_LENGTH=str(len(users_json())))
     results = {}
     invalid = []
-    start_nginx(work)
+    env["BENCH_CA_FILE"] = start_nginx(work)
     try:
         clients = list(commands)
         for round_index in range(rounds):
@@ -199,6 +224,8 @@ def main():
                 for client in order:
                     if client == "c-libcurl" and workload == "json-16-decoded":
                         continue  # the C limit has no JSON decoder
+                    if workload in TLS_WORKLOADS and client in NO_TLS_CLIENTS:
+                        continue
                     figures = run_one(commands[client], workload, scale, env)
                     results.setdefault((workload, client), []).append(figures)
                     status = "ok" if figures["valid"] else "INVALID " + figures.get("first_error", "")

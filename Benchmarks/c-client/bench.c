@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct { const char *name, *path, *method; long concurrency, requests, expected; int post; long connections; } workload;
+typedef struct { const char *name, *path, *method; long concurrency, requests, expected; int post; long connections; int tls, fresh, noresume; } workload;
 
 typedef struct {
     CURL *easy;
@@ -79,6 +79,11 @@ int main(int argc, char **argv) {
         {"concurrent-10k", "/slow", "GET", c10k, c10k, 12, 0},
         /* 10,000 at once over 64 connections: libcurl's own pending queue holds the rest. */
         {"queued-10k", "/fast", "GET", c10k, c10k, 12, 0, 64},
+        /* HTTPS/1.1 against the same CA file as every client; `fresh`: a new connection per request. */
+        {"https-get-1", "/small", "GET", 1, N(20000), 106, 0, 0, 1},
+        {"https-get-64", "/small", "GET", 64, N(100000), 106, 0, 0, 1},
+        {"tls-new-conn", "/small", "GET", 1, N(4000), 106, 0, 0, 1, 1},
+        {"tls-new-conn-noresume", "/small", "GET", 1, N(4000), 106, 0, 0, 1, 1, 1},
     };
     workload *w = NULL;
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) if (!strcmp(all[i].name, argv[1])) w = &all[i];
@@ -98,6 +103,14 @@ int main(int argc, char **argv) {
     registered = calloc(1 << 20, 1); wanted = calloc(1 << 20, 1);
     epfd = epoll_create1(EPOLL_CLOEXEC);
     struct curl_slist *headers = w->post ? curl_slist_append(curl_slist_append(NULL, "Content-Type: application/json"), "Expect:") : NULL;
+    /* A new connection per request: the server closes after answering. */
+    if (w->fresh) headers = curl_slist_append(headers, "Connection: close");
+    /* Trust: the CA file alone (libcurl's CA store cache works), or with BENCH_C_TRUST=debian the way
+       Debian's libcurl is set up by default (CAINFO and CAPATH both set, no cache). */
+    const char *ca = getenv("BENCH_CA_FILE");
+    int debian_trust = getenv("BENCH_C_TRUST") && !strcmp(getenv("BENCH_C_TRUST"), "debian");
+    CURLSH *share = curl_share_init();
+    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
 
     double *latencies = calloc((size_t)w->requests, sizeof(double));
     slot *slots = calloc((size_t)w->concurrency, sizeof(slot));
@@ -114,7 +127,14 @@ int main(int argc, char **argv) {
         curl_easy_setopt(e, CURLOPT_PRIVATE, &slots[i]);
         curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close);
         curl_easy_setopt(e, CURLOPT_TIMEOUT, 120L);
-        if (w->post) { curl_easy_setopt(e, CURLOPT_POSTFIELDS, post_body); curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)sizeof post_body); curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers); }
+        if (w->tls) {
+            curl_easy_setopt(e, CURLOPT_CAINFO, ca);
+            if (!debian_trust) curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
+            curl_easy_setopt(e, CURLOPT_SHARE, share);
+            if (w->noresume) curl_easy_setopt(e, CURLOPT_SSL_SESSIONID_CACHE, 0L);
+        }
+        if (headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+        if (w->post) { curl_easy_setopt(e, CURLOPT_POSTFIELDS, post_body); curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)sizeof post_body); }
         slots[i].started = now();
         curl_multi_add_handle(multi, e);
         started++;

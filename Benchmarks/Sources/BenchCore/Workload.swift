@@ -18,6 +18,12 @@ public struct Workload: Sendable {
     /// Most connections to the server; nil: one per request in flight (the client's pool explicitly
     /// unlimited). Curlew runs a limited workload on its default pool, whose per-host limit it equals.
     public var connections: Int? = nil
+    /// Over HTTPS, verifying the server against the CA file in `BENCH_CA_FILE`.
+    public var tls = false
+    /// A new connection for every request (`Connection: close`): what new TLS connections cost.
+    public var newConnections = false
+    /// TLS session resumption; off for the `-noresume` workload.
+    public var resumption = true
 
     /// The suite's workloads; `scale` shrinks request counts (smoke runs use a tiny scale).
     public static func all(scale: Double) -> [Workload] {
@@ -33,6 +39,10 @@ public struct Workload: Sendable {
             Workload(name: "concurrent-10k", path: "/slow", method: "GET", concurrency: max(2, Int(10_000 * min(scale * 10, 1))), requests: max(2, Int(10_000 * min(scale * 10, 1))), expectedBytes: 12, body: nil, decode: false),
             // 10,000 at once over 64 connections: requests wait in the client's own queue.
             Workload(name: "queued-10k", path: "/fast", method: "GET", concurrency: max(2, Int(10_000 * min(scale * 10, 1))), requests: max(2, Int(10_000 * min(scale * 10, 1))), expectedBytes: 12, body: nil, decode: false, connections: 64),
+            Workload(name: "https-get-1", path: "/small", method: "GET", concurrency: 1, requests: count(20_000), expectedBytes: BenchPayloads.smallLength, body: nil, decode: false, tls: true),
+            Workload(name: "https-get-64", path: "/small", method: "GET", concurrency: 64, requests: count(100_000), expectedBytes: BenchPayloads.smallLength, body: nil, decode: false, tls: true),
+            Workload(name: "tls-new-conn", path: "/small", method: "GET", concurrency: 1, requests: count(4_000), expectedBytes: BenchPayloads.smallLength, body: nil, decode: false, tls: true, newConnections: true),
+            Workload(name: "tls-new-conn-noresume", path: "/small", method: "GET", concurrency: 1, requests: count(4_000), expectedBytes: BenchPayloads.smallLength, body: nil, decode: false, tls: true, newConnections: true, resumption: false),
         ]
     }
 
@@ -57,4 +67,6 @@ public enum BenchPayloads {
     public static let smallLength = 106
     public static let usersLength = getenv("BENCH_USERS_LENGTH").flatMap { Int(String(cString: $0)) } ?? 0
     public static let bigLength = 256 * 1024 * 1024
+    /// The CA certificate every client trusts for the HTTPS workloads.
+    public static let caFile = getenv("BENCH_CA_FILE").map { String(cString: $0) } ?? ""
 }

@@ -11,7 +11,13 @@ struct BenchTarget: TargetType {
     let method: HTTPMethod
     let body: [UInt8]?
     var task: RequestTask { body.map { .requestData(Data($0)) } ?? .requestPlain }
-    var headers: [String: String]? { body == nil ? nil : ["Content-Type": "application/json"] }
+    let closesConnection: Bool
+    var headers: [String: String]? {
+        var fields: [String: String] = [:]
+        if body != nil { fields["Content-Type"] = "application/json" }
+        if closesConnection { fields["Connection"] = "close" }
+        return fields.isEmpty ? nil : fields
+    }
 }
 
 func makeSession(_ workload: Workload) throws -> CurlSession {
@@ -25,6 +31,10 @@ func makeSession(_ workload: Workload) throws -> CurlSession {
         configuration.maxConnectionsTotal = 0
     }
     // Otherwise Curlew's default pool (64 per host, the limited workloads' connection count).
+    if workload.tls {
+        configuration.tls.trustRoots = .file(BenchPayloads.caFile)
+        configuration.tls.sessionResumption = workload.resumption
+    }
     if let buffer = getenv("CURLEW_BENCH_BUFFER").flatMap({ Int(String(cString: $0)) }) {
         configuration.receiveBufferSize = buffer  // for trying buffer sizes; the suite uses the default
     }
@@ -50,7 +60,8 @@ benchMain(clients: [
         let provider = Provider<BenchTarget>(session: session)
         guard let url = URL(string: base) else { throw BenchFailure("bad base URL") }
         let target = BenchTarget(
-            baseURL: url, path: workload.path, method: HTTPMethod(workload.method) ?? .get, body: workload.body)
+            baseURL: url, path: workload.path, method: HTTPMethod(workload.method) ?? .get, body: workload.body,
+            closesConnection: workload.newConnections)
         if workload.decode {
             return BenchClient({
                 let result = try await provider.request(target, as: [BenchUser].self)
@@ -66,9 +77,11 @@ benchMain(clients: [
     },
     "curlew-engine": { workload, base in
         let session = try makeSession(workload)
+        var fields = HTTPFields()
+        if workload.body != nil { fields[.contentType] = "application/json" }
+        if workload.newConnections { fields[.connection] = "close" }
         let request = TransportRequest(
-            url: base + workload.path, method: HTTPRequest.Method(workload.method) ?? .get,
-            headerFields: workload.body == nil ? [:] : [.contentType: "application/json"],
+            url: base + workload.path, method: HTTPRequest.Method(workload.method) ?? .get, headerFields: fields,
             body: workload.body.map { .bytes($0) })
         let decode = workload.decode
         return BenchClient({

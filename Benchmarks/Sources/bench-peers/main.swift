@@ -8,6 +8,7 @@ import FoundationNetworking
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOSSL
 
 benchMain(clients: [
     "ahc": { workload, base in
@@ -15,7 +16,14 @@ benchMain(clients: [
         configuration.connectionPool = .init(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: workload.connections ?? workload.concurrency)
         configuration.decompression = .enabled(limit: .none)
+        if workload.tls {
+            // The same CA file as every client; NIOSSL's client keeps no TLS session cache to resume from.
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(BenchPayloads.caFile)
+            configuration.tlsConfiguration = tls
+        }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let closes = workload.newConnections
         let decode = workload.decode
         let body = workload.body
         let url = base + workload.path
@@ -27,6 +35,7 @@ benchMain(clients: [
                 request.headers.add(name: "Content-Type", value: "application/json")
                 request.body = .bytes(ByteBuffer(bytes: body))
             }
+            if closes { request.headers.add(name: "Connection", value: "close") }
             let response = try await client.execute(request, timeout: .seconds(120))
             guard response.status == .ok else { throw BenchFailure("status \(response.status.code)") }
             let buffer = try await response.body.collect(upTo: 512 * 1024 * 1024)
