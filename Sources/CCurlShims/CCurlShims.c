@@ -74,6 +74,10 @@ CURLcode curlew_easy_getinfo_string(CURL *easy, CURLINFO info, const char **valu
     return curl_easy_getinfo(easy, info, value);
 }
 
+CURLcode curlew_easy_getinfo_slist(CURL *easy, CURLINFO info, struct curl_slist **value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
 int curlew_multi_info_read(CURLM *multi, CURL **easy, CURLcode *result) {
     int queued = 0;
     CURLMsg *message;

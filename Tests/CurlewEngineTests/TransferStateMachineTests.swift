@@ -58,6 +58,12 @@ private struct Harness {
         return actions.map(render)
     }
 
+    mutating func learned(_ streams: Int, for key: String = "a") -> [String] {
+        var actions: [Machine.Action] = []
+        machine.learnedStreams(streams, for: key, now: now, into: &actions)
+        return actions.map(render)
+    }
+
     mutating func shutdown() -> [String] {
         var actions: [Machine.Action] = []
         machine.shutdown(into: &actions)
@@ -321,5 +327,34 @@ private let second: UInt64 = 1_000_000_000
         // Host a gets the least busy shard with room (a new one: shard 0 is full), and keeps it.
         let homes = (0..<4).map { h.submit("a\($0)", key: "a").1 }
         #expect(homes == [["start a0 shard 1"], ["start a1 shard 1"], ["start a2 shard 1"], ["start a3 shard 1"]])
+    }
+
+    // MARK: Multiplexing (HTTP/2)
+
+    @Test func aKeyThatMultiplexesAdmitsStreamsNotConnections() {
+        var h = Harness(perKey: 1)
+        _ = h.submit("r0")
+        for n in 1...5 { _ = h.submit("r\(n)") }
+        #expect(h.machine.queued == 5)
+        // One connection of 4 streams: 3 more start, 2 keep waiting.
+        #expect(h.learned(4) == ["start r1 shard 0", "start r2 shard 0", "start r3 shard 0"])
+        #expect(h.machine.counts(for: "a") == (queued: 2, running: 4))
+        #expect(h.machine.connections == 1)
+        #expect(h.learned(4) == [])  // nothing new learned
+    }
+
+    @Test func theTotalLimitCountsTheConnectionsOfAMultiplexingKey() {
+        var h = Harness(total: 1)
+        let (first, _) = h.submit("a0", key: "a")
+        #expect(h.learned(3, for: "a") == [])
+        #expect(h.submit("a1", key: "a").1 == ["start a1 shard 0"])
+        #expect(h.submit("a2", key: "a").1 == ["start a2 shard 0"])
+        // A fourth stream of a would need a second connection, as would b's first request.
+        #expect(h.submit("a3", key: "a").1 == [])
+        #expect(h.submit("b0", key: "b").1 == [])
+        #expect(h.machine.connections == 1)
+        // A stream frees on a's connection: a3 (the oldest waiting) joins it; b still needs a connection.
+        #expect(h.complete(first).1 == ["start a3 shard 0"])
+        #expect(h.machine.counts(for: "b") == (queued: 1, running: 0))
     }
 }

@@ -1,6 +1,7 @@
 // Curlew — putting one request onto an easy handle.
 
 import CCurl
+import CCurlShims
 import HTTPTypes
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -29,10 +30,24 @@ extension TransferContext {
         if let timeout { easy.set(CURLOPT_TIMEOUT_MS, Int(clamping: (timeout + 999_999) / 1_000_000 + 1000)) }
         let key = prepared.poolKey
         let options = request.options
+        easy.set(CURLOPT_HTTP_VERSION, defaults.curlHTTPVersion(key))
+        // Wait for a connection being made to this host rather than open another, when it may carry
+        // several requests: a burst then shares one HTTP/2 connection.
+        if defaults.mayMultiplex(key) { easy.set(CURLOPT_PIPEWAIT, 1) }
         if key.isHTTPS { easy.applyTLS(defaults.tls, host: key.host, options: options) }
         if !options.isEmpty {
             if let connect = options.connectTimeout { easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, connect.milliseconds)) }
             if let path = options.unixSocketPath { easy.set(CURLOPT_UNIX_SOCKET_PATH, string: path) }
+        }
+        if let jar = defaults.cookieShare {
+            if options.handlesCookies != false {
+                _ = curlew_easy_setopt_share(easy.raw, jar)
+                easy.set(CURLOPT_COOKIEFILE, string: "")  // turns the engine on; the jar is the share's
+            } else {
+                // `curl_easy_reset` keeps a handle's share: a pooled handle that held the jar would still
+                // send its cookies. Moving it to the jar-less share detaches it from the jar.
+                _ = curlew_easy_setopt_share(easy.raw, defaults.share)
+            }
         }
         if !shard.hasHostOverrides, let resolve = defaults.resolveList {
             // Until a transfer of this shard has started connecting (see `LoopThread.openSocket`):

@@ -78,8 +78,9 @@ struct EasyHandle {
         // (see `HandleDefaults.defaultHeaderLines`).
         if defaults.automaticDecompression { set(CURLOPT_ACCEPT_ENCODING, string: defaults.acceptEncoding) }
         // TLS options are set per https transfer (see `applyTLS`): plain requests skip them.
-        // TLS sessions (and later shared state) go through the session's share handle.
-        if let share = defaults.share { _ = curlew_easy_setopt_share(raw, share) }
+        // TLS sessions go through the session's share handle (with a cookie jar, each transfer picks its
+        // share in `applyRequest`).
+        if !defaults.cookiesEnabled, let share = defaults.share { _ = curlew_easy_setopt_share(raw, share) }
         if let seconds = defaults.maxIdleSeconds { set(CURLOPT_MAXAGE_CONN, seconds) }
         if let seconds = defaults.maxLifetimeSeconds { set(CURLOPT_MAXLIFETIME_CONN, seconds) }
         if let seconds = defaults.dnsCacheSeconds { set(CURLOPT_DNS_CACHE_TIMEOUT, seconds) }
@@ -102,6 +103,8 @@ final class HandleDefaults {
     /// The loop thread, for the close-socket callback; bound once the thread exists.
     private(set) var thread: UnsafeMutableRawPointer?
     let connectTimeoutMilliseconds: Int
+    /// The HTTP versions used.
+    let httpVersion: HTTPVersionPolicy
     /// The session's TLS options, worked out once.
     let tls: TLSSetup
     let maxIdleSeconds: Int?
@@ -111,8 +114,13 @@ final class HandleDefaults {
     /// shard's DNS cache for good). Built and freed on the loop thread.
     private(set) var resolveList: UnsafeMutablePointer<curl_slist>?
     /// The share handle that carries TLS sessions across the session's handles; loop thread only, so
-    /// it needs no lock callbacks.
+    /// it needs no lock callbacks (every access to a share is a curl call on the loop thread).
     private(set) var share: UnsafeMutableRawPointer?
+    /// With a cookie jar: the share that carries the jar (and TLS sessions) for transfers that handle
+    /// cookies. Transfers that opt out use `share`, which detaches them from the jar.
+    private(set) var cookieShare: UnsafeMutableRawPointer?
+    let cookieStorage: CookieStorage
+    var cookiesEnabled: Bool { cookieShare != nil }
     let lowSpeedLimit: Int
     let lowSpeedSeconds: Int
     let automaticDecompression: Bool
@@ -133,6 +141,7 @@ final class HandleDefaults {
 
     init(_ configuration: SessionConfiguration) {
         connectTimeoutMilliseconds = max(1, configuration.connectTimeout.milliseconds)
+        httpVersion = configuration.httpVersion
         tls = TLSSetup(configuration.tls)
         let connections = configuration.connections
         maxIdleSeconds = connections.maxIdleTime.map { max(1, $0.wholeSecondsRoundedUp) }
@@ -148,6 +157,14 @@ final class HandleDefaults {
         if configuration.tls.sessionResumption, let handle = curl_share_init() {
             _ = curlew_share_setopt_long(handle, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
             share = handle
+        }
+        cookieStorage = configuration.cookies
+        if configuration.cookies.isEnabled, let handle = curl_share_init() {
+            _ = curlew_share_setopt_long(handle, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE.rawValue))
+            if configuration.tls.sessionResumption {
+                _ = curlew_share_setopt_long(handle, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
+            }
+            cookieShare = handle
         }
         lowSpeedLimit = configuration.lowSpeedLimit
         // curl takes whole seconds: round up, so the check never fires before the configured time.
@@ -171,6 +188,27 @@ final class HandleDefaults {
         sharedHeaderList = list
     }
 
+    /// Whether transfers to `key` may share a connection (HTTP/2): https unless HTTP/1.1 only, or plain
+    /// http with prior knowledge.
+    func mayMultiplex(_ key: PoolKey) -> Bool {
+        switch httpVersion {
+        case .automatic: key.isHTTPS
+        case .http1Only: false
+        case .http2PriorKnowledge: true
+        }
+    }
+
+    /// `CURLOPT_HTTP_VERSION` for a transfer to `key`. Plain http is pinned to HTTP/1.1 unless prior
+    /// knowledge is asked for: libcurl's default would count it as possibly multiplexed.
+    func curlHTTPVersion(_ key: PoolKey) -> Int {
+        switch httpVersion {
+        case .automatic: key.isHTTPS ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1
+        case .http1Only: CURL_HTTP_VERSION_1_1
+        case .http2PriorKnowledge:
+            key.isHTTPS ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+        }
+    }
+
     /// Binds the handles' close-socket callback to the loop thread that owns them.
     func bind(to thread: LoopThread) {
         self.thread = Unmanaged.passUnretained(thread).toOpaque()
@@ -184,6 +222,8 @@ final class HandleDefaults {
         resolveList = nil
         if let share { curl_share_cleanup(share) }
         share = nil
+        if let cookieShare { curl_share_cleanup(cookieShare) }
+        cookieShare = nil
     }
 }
 

@@ -161,7 +161,11 @@ enum ErrorMapping {
             // Every URL was checked to be http(s) before it was queued, so this is the response's
             // protocol: libcurl 7.88 reports an HTTP/0.9 reply or an unparsable status line this way.
             return (.invalidResponse, nil)
-        case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM:
+        case CURLE_HTTP2_STREAM:
+            return (.streamReset, nil)
+        case CURLE_HTTP2:
+            return (.http2ConnectionFailed, nil)
+        case CURLE_WEIRD_SERVER_REPLY:
             return (.invalidResponse, nil)
         default:
             return (.curl, nil)

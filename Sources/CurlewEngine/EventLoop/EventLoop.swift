@@ -22,6 +22,8 @@ final class EventLoop: Sendable {
         case cancel(Transfer)
         /// Reply with the per-host figures.
         case hostStatistics(UnsafeContinuation<[HostStatistics], Never>)
+        /// Read or change the cookie jar; reply with the cookies listed (empty for the other commands).
+        case cookies(CookieCommand, UnsafeContinuation<[Cookie], Never>)
         /// Cancel everything and exit.
         case shutdown
     }
@@ -137,6 +139,13 @@ final class EventLoop: Sendable {
     func hostStatistics() async -> [HostStatistics] {
         await withUnsafeContinuation { continuation in
             if !enqueue(.hostStatistics(continuation)) { continuation.resume(returning: []) }
+        }
+    }
+
+    /// Runs a cookie-jar command on the loop thread; empty once the loop has stopped.
+    func cookies(_ command: CookieCommand) async -> [Cookie] {
+        await withUnsafeContinuation { continuation in
+            if !enqueue(.cookies(command, continuation)) { continuation.resume(returning: []) }
         }
     }
 

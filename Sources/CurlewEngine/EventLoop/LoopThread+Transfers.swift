@@ -13,7 +13,7 @@ extension LoopThread {
     func submit(_ transfer: Transfer) {
         let key = transfer.request.poolKey
         // Spreading over shards only for an explicitly unlimited pool and a key that cannot multiplex.
-        let spreadable = poolIsUnlimited && !key.mayMultiplex
+        let spreadable = poolIsUnlimited && !defaults.mayMultiplex(key)
         let idle = transfer.request.request.options.idleTimeout.map { UInt64?.some(UInt64(max(1, $0.nanoseconds))) }
         let id = machine.submit(
             transfer, key: key, deadline: transfer.deadline, cancelled: transfer.isCancelled, spreadable: spreadable,

@@ -38,6 +38,12 @@ final class LoopThread {
     let defaults: HandleDefaults
     /// Whether transfers may spread over shards: only for an explicitly unlimited pool.
     let poolIsUnlimited: Bool
+    /// The handle that loads, lists, changes and writes the cookie jar (with a jar only).
+    var cookieJarHandle: EasyHandle?
+    /// Keys whose responses came over HTTP/2 (their connections carry several requests at once).
+    var multiplexedKeys: Set<PoolKey> = []
+    /// Keys seen multiplexing inside a curl callback, told to the machine once curl returns.
+    var newlyMultiplexed: [PoolKey] = []
     /// Open sockets per pool key, from curl's open and close socket callbacks.
     var openSockets: [PoolKey: Int] = [:]
     var peakOpenSockets: [PoolKey: Int] = [:]
@@ -90,6 +96,7 @@ final class LoopThread {
 
     private func setUp() -> Bool {
         guard openShard() != nil else { return false }
+        openCookieJar()
         var event = epoll_event()
         event.events = EPOLLIN.rawValue
         event.data.fd = wakeFD
@@ -125,6 +132,7 @@ final class LoopThread {
             }
             if wake { drainInbox() }
             fireTimers()
+            if !newlyMultiplexed.isEmpty { tellMachineAboutMultiplexing() }
             collectFinished()
         }
     }
@@ -182,6 +190,7 @@ final class LoopThread {
             case .submit(let transfer): submit(transfer)
             case .cancel(let transfer): cancel(transfer)
             case .hostStatistics(let continuation): continuation.resume(returning: hostStatistics())
+            case .cookies(let command, let continuation): continuation.resume(returning: perform(command))
             case .shutdown: exiting = true
             }
         }
@@ -189,7 +198,23 @@ final class LoopThread {
         spareCommands = commands
     }
 
+    /// The machine lets a multiplexing key run streams, not only connections.
+    private func tellMachineAboutMultiplexing() {
+        let keys = newlyMultiplexed
+        newlyMultiplexed.removeAll()
+        for key in keys {
+            machine.learnedStreams(max(1, configuration.maxConcurrentStreams), for: key, now: now, into: &actions)
+        }
+        performActions()
+    }
+
     // MARK: Curl callbacks (loop thread, inside curl calls)
+
+    /// A response to `key` came over HTTP/2 (from the header callback: the machine hears of it once
+    /// curl returns, since starting transfers inside a callback is not allowed).
+    func noteMultiplexing(_ key: PoolKey) {
+        if multiplexedKeys.insert(key).inserted { newlyMultiplexed.append(key) }
+    }
 
     func watch(socket: curl_socket_t, what: Int32, shard: Int) {
         switch what {
@@ -269,10 +294,12 @@ final class LoopThread {
             switch command {
             case .submit(let transfer): transfer.finish(.failure(transfer.request.error(.sessionShutDown, reason)))
             case .hostStatistics(let continuation): continuation.resume(returning: [])
+            case .cookies(_, let continuation): continuation.resume(returning: [])
             case .cancel, .shutdown: continue
             }
         }
         pool.drain()
+        closeCookieJar()
         for shard in shards { shard.cleanup() }  // closes idle connections through closeSocket
         defaults.release()
         shards = []

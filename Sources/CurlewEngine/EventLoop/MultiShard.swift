@@ -34,6 +34,7 @@ final class MultiShard {
         _ = curlew_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maxConnectionsPerHost))
         _ = curlew_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max(0, configuration.maxConnectionsTotal))
         _ = curlew_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.effectiveIdleConnections)
+        _ = curlew_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, configuration.maxConcurrentStreams))
     }
 
     /// Lets curl act on a ready socket, or on its timer when `fd` is `CURL_SOCKET_TIMEOUT`.

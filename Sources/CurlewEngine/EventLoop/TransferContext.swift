@@ -73,6 +73,7 @@ final class TransferContext {
         case .more:
             return true
         case .complete:
+            if head.isHTTP2 { shard.thread.noteMultiplexing(transfer.request.poolKey) }
             // Content-Length is the server's word, and under a Content-Encoding it is the compressed
             // size: reserve from it only for unencoded bodies, and never more than 1 MiB up front.
             if let length = head.contentLength, !head.hasContentEncoding, transfer.request.request.method != .head {

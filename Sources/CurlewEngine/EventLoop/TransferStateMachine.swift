@@ -105,6 +105,11 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         var queue = WaitQueue()
         var queued = 0
         var running = 0
+        /// Transfers one connection of this key carries at once: 1 until the key is known to multiplex
+        /// (HTTP/2), then the streams allowed per connection.
+        var streams = 1
+        /// Connections the running transfers need: `running` rounded up to whole connections.
+        var connections: Int { (running + streams - 1) / streams }
         /// The shard this key's transfers use when they may not spread; -1 until first needed.
         var homeShard = -1
         /// Whether this key is listed in `ready`.
@@ -128,6 +133,8 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     private var sequence: UInt64 = 0
     private(set) var shardRunning: [Int] = []
     private(set) var running = 0
+    /// Connections the running transfers need, over all keys: what the total limit bounds.
+    private(set) var connections = 0
     private(set) var queued = 0
     private(set) var isShutDown = false
 
@@ -235,6 +242,19 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         }
     }
 
+    /// The key's connections turned out to multiplex (HTTP/2) `streams` transfers each, or not (1):
+    /// its per-key limit now counts streams, and waiting transfers that fit start.
+    mutating func learnedStreams(_ streams: Int, for key: Key, now: UInt64, into actions: inout [Action]) {
+        guard let index = keyIndex[key], !isShutDown else { return }
+        let streams = max(1, streams)
+        guard keys[index].streams != streams else { return }
+        connections -= keys[index].connections
+        keys[index].streams = streams
+        connections += keys[index].connections
+        listIfReady(index)
+        admitWaiting(now: now, into: &actions)
+    }
+
     /// The session is shutting down: every waiting transfer fails and every running one is aborted;
     /// later submissions fail at once.
     mutating func shutdown(into actions: inout [Action]) {
@@ -256,6 +276,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
             keys[index].queued = 0
             keys[index].running = 0
         }
+        connections = 0
         timers.removeAll()
         ready.removeAll()
         shardRunning = shardRunning.map { _ in 0 }
@@ -337,7 +358,13 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     }
 
     private func hasRoom(_ key: Int) -> Bool {
-        (limits.perKey == 0 || keys[key].running < limits.perKey) && (limits.total == 0 || running < limits.total)
+        keyHasRoom(key) && totalHasRoom(for: key)
+    }
+
+    /// Whether one more transfer of `key` fits the total limit: it does when it joins a connection of
+    /// the key that has a free stream, or when another connection may be opened.
+    private func totalHasRoom(for key: Int) -> Bool {
+        limits.total == 0 || keys[key].running % keys[key].streams != 0 || connections < limits.total
     }
 
     private mutating func start(_ id: TransferID, spreadable: Bool, now: UInt64, into actions: inout [Action]) {
@@ -345,6 +372,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         let key = slots[slot].key
         let shard = spreadable ? spreadShard() : homeShard(of: key)
         slots[slot].phase = .running(shard: shard)
+        if keys[key].running % keys[key].streams == 0 { connections += 1 }
         keys[key].running += 1
         running += 1
         shardRunning[shard] += 1
@@ -404,6 +432,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         let slot = Int(id.slot)
         let key = slots[slot].key
         keys[key].running -= 1
+        if keys[key].running % keys[key].streams == 0 { connections -= 1 }
         running -= 1
         shardRunning[shard] -= 1
         free(slot)
@@ -420,7 +449,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     /// Starts waiting transfers, oldest first across keys, while the total limit allows.
     private mutating func admitWaiting(now: UInt64, into actions: inout [Action]) {
         guard queued > 0 else { return }
-        while limits.total == 0 || running < limits.total {
+        while true {
             guard let (key, id) = nextReady() else { return }
             keys[key].queue.removeFirst()
             keys[key].queued -= 1
@@ -441,13 +470,21 @@ struct TransferStateMachine<Key: Hashable, Payload> {
                 listIfReady(key)
                 continue
             }
+            guard totalHasRoom(for: key) else {
+                // The oldest ready transfer needs a connection the total limit does not allow yet: it
+                // keeps its turn (FIFO across keys) until a connection frees.
+                keys[key].listed = true
+                ready.insert(first.deadline, key)
+                return nil
+            }
             return (key, head)
         }
         return nil
     }
 
+    /// Whether one more transfer fits the key's own limit: `perKey` connections of `streams` each.
     private func keyHasRoom(_ key: Int) -> Bool {
-        limits.perKey == 0 || keys[key].running < limits.perKey
+        limits.perKey == 0 || keys[key].running < limits.perKey * keys[key].streams
     }
 
     /// The first identifier in the key's queue that still waits, dropping stale ones.

@@ -16,11 +16,12 @@ extension CurlSession {
         var visited: Set<String> = ["\(request.method.rawValue) \(request.url)"]
         var queued = response.timings.queued
         var finalHopStarted = started
+        let detectsLoops = !(configuration.cookies.isEnabled && request.options.handlesCookies != false)
         while true {
             let target = response.redirectURL.flatMap { url in parse(url).map { (url: url, key: $0.poolKey) } }
             let decision = RedirectRules.decide(
                 request: current, origin: currentOrigin, status: response.status.code, hasLocation: response.hasLocation,
-                target: target, policy: policy, hopsSoFar: chain.count, visited: visited)
+                target: target, policy: policy, hopsSoFar: chain.count, visited: visited, detectsLoops: detectsLoops)
             switch decision {
             case .returnResponse:
                 return finished(response, chain: chain, queued: queued, started: started, finalHopStarted: finalHopStarted)

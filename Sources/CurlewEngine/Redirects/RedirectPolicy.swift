@@ -17,7 +17,10 @@
 /// Refused with ``TransportError/Code/redirectRefused`` (the error carries the location): a hop from
 /// https to http unless allowed, a scheme other than http or https, and a `Location` that cannot be
 /// parsed (even when redirects are not followed). A loop (a hop back to a method and URL already
-/// visited) or more than ``maxRedirects`` hops fails with ``TransportError/Code/tooManyRedirects``.
+/// visited; with a cookie jar such a bounce may be legitimate and only the hop count applies) or more
+/// than ``maxRedirects`` hops fails with ``TransportError/Code/tooManyRedirects``. With a cookie jar, a
+/// `Set-Cookie` on a redirect is stored before the next hop, and the jar decides per hop which cookies
+/// it sends, by the cookie rules.
 /// One total timeout spans all hops.
 public struct RedirectPolicy: Sendable {
     /// What to do with one redirect, as a ``custom(maxRedirects:allowsHTTPSToHTTP:_:)`` closure decides.

@@ -35,9 +35,11 @@ enum RedirectRules {
     ///   - policy: The policy in force.
     ///   - hopsSoFar: Hops already followed for this request.
     ///   - visited: `METHOD URL` of every request made so far for this call.
+    ///   - detectsLoops: Whether a hop back to a request already made is a loop. Not with a cookie jar:
+    ///     a login bounce (to a login page, back with a session cookie) revisits a URL legitimately.
     static func decide(
         request: TransportRequest, origin: PoolKey, status: Int, hasLocation: Bool, target: (url: String, key: PoolKey)?,
-        policy: RedirectPolicy, hopsSoFar: Int, visited: Set<String>
+        policy: RedirectPolicy, hopsSoFar: Int, visited: Set<String>, detectsLoops: Bool = true
     ) -> Decision {
         guard followed.contains(status), hasLocation else { return .returnResponse }
         guard let target else {
@@ -69,7 +71,7 @@ enum RedirectRules {
                 if field.indexingStrategy == .disallow { return false }
                 return crossOriginAllowed.contains(field.name) || (sendsBody && field.name == .contentType)
             })
-        if visited.contains("\(next.method.rawValue) \(next.url)") {
+        if detectsLoops, visited.contains("\(next.method.rawValue) \(next.url)") {
             return .fail(.tooManyRedirects, "the redirects loop back to \(next.method.rawValue) \(next.url)")
         }
         if sendsBody, let body = next.body, !body.isReplayable {

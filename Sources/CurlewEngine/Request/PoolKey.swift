@@ -68,8 +68,4 @@ final class PoolKey: Hashable, Sendable, CustomStringConvertible {
         let pins: [String]?
     }
 
-    /// Whether connections for this key may carry several requests at once (HTTP/2 over TLS, which
-    /// libcurl negotiates through ALPN for https by default): such a key's transfers must stay in one
-    /// multi handle, where libcurl can multiplex them.
-    var mayMultiplex: Bool { isHTTPS }
 }

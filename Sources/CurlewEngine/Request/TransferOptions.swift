@@ -12,10 +12,11 @@ public struct TransferOptions: Sendable, Hashable {
         let clientIdentity: ClientIdentity?
         let pinnedPublicKeys: [String]?
         let unixSocketPath: String?
+        let handlesCookies: Bool?
 
         init(
             connectTimeout: Duration?, idleTimeout: Duration?, maxResponseBodySize: Int?,
-            clientIdentity: ClientIdentity?, pinnedPublicKeys: [String]?, unixSocketPath: String?
+            clientIdentity: ClientIdentity?, pinnedPublicKeys: [String]?, unixSocketPath: String?, handlesCookies: Bool?
         ) {
             self.connectTimeout = connectTimeout
             self.idleTimeout = idleTimeout
@@ -23,12 +24,14 @@ public struct TransferOptions: Sendable, Hashable {
             self.clientIdentity = clientIdentity
             self.pinnedPublicKeys = pinnedPublicKeys
             self.unixSocketPath = unixSocketPath
+            self.handlesCookies = handlesCookies
         }
 
         static func == (lhs: Storage, rhs: Storage) -> Bool {
             lhs.connectTimeout == rhs.connectTimeout && lhs.idleTimeout == rhs.idleTimeout
                 && lhs.maxResponseBodySize == rhs.maxResponseBodySize && lhs.clientIdentity == rhs.clientIdentity
                 && lhs.pinnedPublicKeys == rhs.pinnedPublicKeys && lhs.unixSocketPath == rhs.unixSocketPath
+                && lhs.handlesCookies == rhs.handlesCookies
         }
 
         func hash(into hasher: inout Hasher) {
@@ -38,6 +41,7 @@ public struct TransferOptions: Sendable, Hashable {
             hasher.combine(clientIdentity)
             hasher.combine(pinnedPublicKeys)
             hasher.combine(unixSocketPath)
+            hasher.combine(handlesCookies)
         }
     }
 
@@ -45,20 +49,22 @@ public struct TransferOptions: Sendable, Hashable {
     // every copy of a request carries for free.
     private var storage: Storage?
 
-    /// No overrides.
+    /// No overrides, or the ones given.
     public init(
         connectTimeout: Duration? = nil, idleTimeout: Duration? = nil, maxResponseBodySize: Int? = nil,
-        clientIdentity: ClientIdentity? = nil, pinnedPublicKeys: [String]? = nil, unixSocketPath: String? = nil
+        clientIdentity: ClientIdentity? = nil, pinnedPublicKeys: [String]? = nil, unixSocketPath: String? = nil,
+        handlesCookies: Bool? = nil
     ) {
         let empty =
             connectTimeout == nil && idleTimeout == nil && maxResponseBodySize == nil && clientIdentity == nil
-            && pinnedPublicKeys == nil && unixSocketPath == nil
+            && pinnedPublicKeys == nil && unixSocketPath == nil && handlesCookies == nil
         storage =
             empty
             ? nil
             : Storage(
                 connectTimeout: connectTimeout, idleTimeout: idleTimeout, maxResponseBodySize: maxResponseBodySize,
-                clientIdentity: clientIdentity, pinnedPublicKeys: pinnedPublicKeys, unixSocketPath: unixSocketPath)
+                clientIdentity: clientIdentity, pinnedPublicKeys: pinnedPublicKeys, unixSocketPath: unixSocketPath,
+                handlesCookies: handlesCookies)
     }
 
     /// Whether any setting is overridden.
@@ -98,15 +104,24 @@ public struct TransferOptions: Sendable, Hashable {
         set { update(unixSocketPath: newValue) }
     }
 
+    /// Whether the session's cookie jar takes part in this request (sending its cookies and storing
+    /// the response's): false opts out, as `URLRequest.httpShouldHandleCookies = false` does; nil keeps
+    /// the session's setting.
+    public var handlesCookies: Bool? {
+        get { storage?.handlesCookies }
+        set { update(handlesCookies: newValue) }
+    }
+
     private mutating func update(
         connectTimeout: Duration?? = nil, idleTimeout: Duration?? = nil, maxResponseBodySize: Int?? = nil,
-        clientIdentity: ClientIdentity?? = nil, pinnedPublicKeys: [String]?? = nil, unixSocketPath: String?? = nil
+        clientIdentity: ClientIdentity?? = nil, pinnedPublicKeys: [String]?? = nil, unixSocketPath: String?? = nil,
+        handlesCookies: Bool?? = nil
     ) {
         self = TransferOptions(
             connectTimeout: connectTimeout ?? self.connectTimeout, idleTimeout: idleTimeout ?? self.idleTimeout,
             maxResponseBodySize: maxResponseBodySize ?? self.maxResponseBodySize,
             clientIdentity: clientIdentity ?? self.clientIdentity,
             pinnedPublicKeys: pinnedPublicKeys ?? self.pinnedPublicKeys,
-            unixSocketPath: unixSocketPath ?? self.unixSocketPath)
+            unixSocketPath: unixSocketPath ?? self.unixSocketPath, handlesCookies: handlesCookies ?? self.handlesCookies)
     }
 }

@@ -28,6 +28,8 @@ struct ResponseHeadParser {
     private(set) var isChunked = false
     /// Whether the final head carries a `Location` field.
     private(set) var hasLocation = false
+    /// Whether the response came over HTTP/2 (libcurl writes its status line as `HTTP/2 NNN`).
+    private(set) var isHTTP2 = false
     private(set) var isComplete = false
     /// Bytes of every head received so far (status lines and fields of interim and final heads).
     private(set) var headBytes = 0
@@ -69,6 +71,7 @@ struct ResponseHeadParser {
             return .failure(.invalidResponse, "the response does not start with a valid status line: \(String(reflecting: shown))")
         }
         statusCode = code
+        isHTTP2 = text[5] == UInt8(ascii: "2")
         expectsStatusLine = false
         return .more
     }

@@ -165,6 +165,26 @@ public final class CurlSession: HTTPTransport, Sendable {
         await loop.hostStatistics()
     }
 
+    /// Every cookie in the session's jar (empty without one: see ``SessionConfiguration/cookies``).
+    public func cookies() async -> [Cookie] {
+        await loop.cookies(.list)
+    }
+
+    /// Adds cookies to the jar, replacing any with the same name, domain and path.
+    public func storeCookies(_ cookies: [Cookie]) async {
+        _ = await loop.cookies(.store(cookies))
+    }
+
+    /// Empties the jar.
+    public func clearCookies() async {
+        _ = await loop.cookies(.clear)
+    }
+
+    /// Writes a file jar (``CookieStorage/file(_:)``) to its file now; it is also written at shutdown.
+    public func flushCookies() async {
+        _ = await loop.cookies(.flush)
+    }
+
     /// The loop thread's kernel thread id (0 until it has started); lets tests see the thread exit.
     var loopThreadID: Int32 { loop.kernelThreadID.load(ordering: .relaxed) }
 

@@ -36,8 +36,19 @@ public struct SessionConfiguration: Sendable {
     /// Ask for compressed responses (gzip, deflate, br, zstd: whatever this libcurl supports) and
     /// decode them transparently. Default on.
     public var automaticDecompression: Bool = true
+    /// Which HTTP versions are used. Default ``HTTPVersionPolicy/automatic``: HTTP/2 over TLS when the
+    /// server offers it, HTTP/1.1 otherwise.
+    public var httpVersion: HTTPVersionPolicy = .automatic
+    /// Most requests one HTTP/2 connection carries at once (the server's own limit may be lower).
+    /// Default 256: 500 concurrent requests to one host then need two connections, not five.
+    ///
+    /// Over HTTP/2 the per-host limit counts connections of this many streams each, once the host has
+    /// answered over HTTP/2; until then it admits requests as for HTTP/1.1.
+    public var maxConcurrentStreams: Int = 256
     /// TLS: trusted certificate authorities, pins, client certificate, minimum version, resumption.
     public var tls = TLSConfiguration()
+    /// Whether and where cookies are kept. Default ``CookieStorage/disabled``.
+    public var cookies: CookieStorage = .disabled
     /// Connection and name-resolution lifetimes, and host-name overrides.
     public var connections = ConnectionOptions()
     /// Verify the server's TLS certificate and host name (``TLSConfiguration/verifiesPeer``). Default

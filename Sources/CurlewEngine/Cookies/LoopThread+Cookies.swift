@@ -1,0 +1,70 @@
+// Curlew — the session's cookie jar, read and changed on the loop thread through one dedicated handle.
+
+import CCurl
+import CCurlShims
+
+/// What callers ask of the cookie jar.
+enum CookieCommand: Sendable {
+    /// Every cookie.
+    case list
+    /// Forget every cookie.
+    case clear
+    /// Write a file jar to its file.
+    case flush
+    /// Add (or replace) these cookies.
+    case store([Cookie])
+}
+
+extension LoopThread {
+    /// Makes the handle through which the jar is loaded, listed, changed and written: it holds the
+    /// jar's share, the cookie file to read and the file to write.
+    func openCookieJar() {
+        guard let share = defaults.cookieShare, let handle = EasyHandle() else { return }
+        _ = curlew_easy_setopt_share(handle.raw, share)
+        switch defaults.cookieStorage {
+        case .file(let path):
+            handle.set(CURLOPT_COOKIEFILE, string: path)
+            handle.set(CURLOPT_COOKIEJAR, string: path)
+            // Loads the file into the shared jar now, not at the first transfer.
+            handle.set(CURLOPT_COOKIELIST, string: "RELOAD")
+        case .inMemory, .disabled:
+            handle.set(CURLOPT_COOKIEFILE, string: "")
+        }
+        cookieJarHandle = handle
+    }
+
+    /// Writes a file jar and closes the jar's handle (shutdown).
+    func closeCookieJar() {
+        guard let handle = cookieJarHandle else { return }
+        if case .file = defaults.cookieStorage { handle.set(CURLOPT_COOKIELIST, string: "FLUSH") }
+        handle.destroy()
+        cookieJarHandle = nil
+    }
+
+    /// Carries out a jar command; answers with the cookies for `.list`, nothing otherwise.
+    func perform(_ command: CookieCommand) -> [Cookie] {
+        guard let handle = cookieJarHandle else { return [] }
+        switch command {
+        case .list:
+            var list: UnsafeMutablePointer<curl_slist>?
+            guard curlew_easy_getinfo_slist(handle.raw, CURLINFO_COOKIELIST, &list) == CURLE_OK else { return [] }
+            defer { curl_slist_free_all(list) }
+            var cookies: [Cookie] = []
+            var node = list
+            while let current = node {
+                if let data = current.pointee.data, let cookie = Cookie(netscapeLine: String(cString: data)) {
+                    cookies.append(cookie)
+                }
+                node = current.pointee.next
+            }
+            return cookies
+        case .clear:
+            handle.set(CURLOPT_COOKIELIST, string: "ALL")
+        case .flush:
+            if case .file = defaults.cookieStorage { handle.set(CURLOPT_COOKIELIST, string: "FLUSH") }
+        case .store(let cookies):
+            for cookie in cookies { handle.set(CURLOPT_COOKIELIST, string: cookie.netscapeLine) }
+        }
+        return []
+    }
+}
