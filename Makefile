@@ -7,7 +7,7 @@ APT_PACKAGES = libcurl4-openssl-dev zlib1g-dev ca-certificates
 # bridging in the test server).
 TSAN_ENV = CURLEW_SKIP_HEAVY=1 TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/tsan-suppressions.txt
 
-.PHONY: all deps build test test-tsan docs demo bench bench-smoke bench-deps bench-smoke-deps apt-packages clean
+.PHONY: all deps test-deps build test test-tsan docs demo bench bench-smoke bench-deps bench-smoke-deps apt-packages clean
 
 all: build
 
@@ -20,13 +20,20 @@ deps:
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(APT_PACKAGES); \
 	fi
 
+# What the tests' real servers need: nghttpd (HTTP/2), and Python's h2 and cryptography (HTTP/2 faults,
+# certificates made at test time), installed only when missing.
+TEST_APT = nghttp2-server openssl
+test-deps: deps
+	@$(MAKE) --no-print-directory apt-packages PACKAGES="$(TEST_APT)"
+	@python3 -c 'import h2, cryptography' 2>/dev/null || python3 -m pip install -q h2 cryptography
+
 build: deps
 	$(SWIFT) build
 
 SNIPPETS = $(basename $(notdir $(wildcard Snippets/*.swift)))
 
 # `swift build` also builds the Snippets; each is then run, so the docs' examples cannot rot.
-test: deps
+test: test-deps
 	$(SWIFT) build
 	$(SWIFT) test
 	@for snippet in $(SNIPPETS); do \
@@ -34,7 +41,7 @@ test: deps
 		.build/debug/$$snippet > /dev/null || { echo "snippet $$snippet failed"; exit 1; }; \
 	done
 
-test-tsan: deps
+test-tsan: test-deps
 	$(TSAN_ENV) $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
 # The DocC documentation of Curlew, CurlewEngine and CurlewTesting, with every symbol link and
