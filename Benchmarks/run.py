@@ -23,11 +23,13 @@ def free_port():
 
 PORT = free_port()
 TLS_PORT = free_port()
+H2_PORT = free_port()
 SMALL = '{"id":1,"name":"curlew","tags":["fast","safe"],"active":true,"score":99.5,"note":"small body for benches"}'
 INSTRUCTION_WORKLOADS = ["small-get-1", "json-16"]
 WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k", "queued-10k",
-             "https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume"]
-TLS_WORKLOADS = {"https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume"}
+             "https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume", "h2-get-64", "h2-500"]
+H2_WORKLOADS = {"h2-get-64", "h2-500"}
+TLS_WORKLOADS = {"https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume"} | H2_WORKLOADS
 # URLSession on Linux cannot trust a custom CA, so it sits the HTTPS workloads out.
 NO_TLS_CLIENTS = {"urlsession"}
 
@@ -88,6 +90,15 @@ http {{
     root {work};
     location = /small {{ default_type application/json; return 200 '{SMALL}'; }}
   }}
+  server {{
+    listen 127.0.0.1:{H2_PORT} ssl http2 backlog=16384;
+    ssl_certificate {cert};
+    ssl_certificate_key {key};
+    ssl_protocols TLSv1.2 TLSv1.3;
+    http2_max_concurrent_streams 256;
+    root {work};
+    location = /small {{ default_type application/json; return 200 '{SMALL}'; }}
+  }}
 }}
 """
     path = os.path.join(work, "nginx.conf")
@@ -145,7 +156,12 @@ def build(smoke, out):
 
 
 def run_one(command, workload, scale, env):
-    base = f"https://127.0.0.1:{TLS_PORT}" if workload in TLS_WORKLOADS else f"http://127.0.0.1:{PORT}"
+    if workload in H2_WORKLOADS:
+        base = f"https://127.0.0.1:{H2_PORT}"
+    elif workload in TLS_WORKLOADS:
+        base = f"https://127.0.0.1:{TLS_PORT}"
+    else:
+        base = f"http://127.0.0.1:{PORT}"
     before = accepts()
     result = subprocess.run(command + [workload, base, str(scale)], capture_output=True, text=True, env=env, timeout=900)
     after = accepts() - 1  # the status request itself

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct { const char *name, *path, *method; long concurrency, requests, expected; int post; long connections; int tls, fresh, noresume; } workload;
+typedef struct { const char *name, *path, *method; long concurrency, requests, expected; int post; long connections; int tls, fresh, noresume, h2; } workload;
 
 typedef struct {
     CURL *easy;
@@ -84,6 +84,9 @@ int main(int argc, char **argv) {
         {"https-get-64", "/small", "GET", 64, N(100000), 106, 0, 0, 1},
         {"tls-new-conn", "/small", "GET", 1, N(4000), 106, 0, 0, 1, 1},
         {"tls-new-conn-noresume", "/small", "GET", 1, N(4000), 106, 0, 0, 1, 1, 1},
+        /* HTTP/2 over TLS: ALPN h2, PIPEWAIT so a burst waits for the connection and multiplexes. */
+        {"h2-get-64", "/small", "GET", 64, N(100000), 106, 0, 0, 1, 0, 0, 1},
+        {"h2-500", "/small", "GET", 500, N(50000), 106, 0, 0, 1, 0, 0, 1},
     };
     workload *w = NULL;
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) if (!strcmp(all[i].name, argv[1])) w = &all[i];
@@ -98,6 +101,7 @@ int main(int argc, char **argv) {
     multi = curl_multi_init();
     curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, w->concurrency + 16);
     if (w->connections) curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, w->connections);
+    if (w->h2) curl_multi_setopt(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 256L);
     curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, on_socket);
     curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, on_timer);
     registered = calloc(1 << 20, 1); wanted = calloc(1 << 20, 1);
@@ -132,6 +136,8 @@ int main(int argc, char **argv) {
             if (!debian_trust) curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
             curl_easy_setopt(e, CURLOPT_SHARE, share);
             if (w->noresume) curl_easy_setopt(e, CURLOPT_SSL_SESSIONID_CACHE, 0L);
+            curl_easy_setopt(e, CURLOPT_HTTP_VERSION, w->h2 ? (long)CURL_HTTP_VERSION_2TLS : (long)CURL_HTTP_VERSION_1_1);
+            if (w->h2) curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
         }
         if (headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
         if (w->post) { curl_easy_setopt(e, CURLOPT_POSTFIELDS, post_body); curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)sizeof post_body); }

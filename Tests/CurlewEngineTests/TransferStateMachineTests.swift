@@ -16,11 +16,11 @@ private struct Harness {
     /// Submits `name` for host `key`; returns its identifier and the actions, rendered.
     mutating func submit(
         _ name: String, key: String = "a", deadline: UInt64? = nil, cancelled: Bool = false, spreadable: Bool = false,
-        hop: Bool = false
+        hop: Bool = false, multiplex: Bool = false
     ) -> (TransferID?, [String]) {
         var actions: [Machine.Action] = []
         let id = machine.submit(
-            name, key: key, deadline: deadline, cancelled: cancelled, spreadable: spreadable,
+            name, key: key, deadline: deadline, cancelled: cancelled, spreadable: spreadable, mayMultiplex: multiplex,
             priority: hop ? .redirectHop : .normal, now: now, into: &actions)
         return (id, actions.map(render))
     }
@@ -58,9 +58,21 @@ private struct Harness {
         return actions.map(render)
     }
 
-    mutating func learned(_ streams: Int, for key: String = "a") -> [String] {
+    mutating func learned(multiplexes: Bool, streams: Int = 1, open: Int = 1, for key: String = "a") -> [String] {
         var actions: [Machine.Action] = []
-        machine.learnedStreams(streams, for: key, now: now, into: &actions)
+        machine.learnedProtocol(multiplexes: multiplexes, streams: streams, openConnections: open, for: key, now: now, into: &actions)
+        return actions.map(render)
+    }
+
+    mutating func connections(_ open: Int, unexpected: Bool = false, for key: String = "a") -> [String] {
+        var actions: [Machine.Action] = []
+        machine.connectionsChanged(openConnections: open, unexpected: unexpected, for: key, now: now, into: &actions)
+        return actions.map(render)
+    }
+
+    mutating func ready(for key: String = "a") -> [String] {
+        var actions: [Machine.Action] = []
+        machine.connectionReady(for: key, now: now, into: &actions)
         return actions.map(render)
     }
 
@@ -73,8 +85,8 @@ private struct Harness {
     /// Actions as `start x shard N timeout T`, `fail x reason`, `abort x reason`, `checkIdle`.
     func render(_ action: Machine.Action) -> String {
         switch action {
-        case .start(_, let payload, let shard, let timeout):
-            "start \(payload) shard \(shard)" + (timeout.map { " timeout \($0)" } ?? "")
+        case .start(_, let payload, let shard, let timeout, let opens):
+            "start \(payload) shard \(shard)" + (timeout.map { " timeout \($0)" } ?? "") + (opens ? " opens" : "")
         case .fail(let payload, let reason): "fail \(payload) \(reason)"
         case .abort(_, let payload, let reason): "abort \(payload) \(reason)"
         case .checkIdle: "checkIdle"
@@ -331,26 +343,55 @@ private let second: UInt64 = 1_000_000_000
 
     // MARK: Multiplexing (HTTP/2)
 
-    @Test func aKeyThatMultiplexesAdmitsStreamsNotConnections() {
-        var h = Harness(perKey: 1)
-        _ = h.submit("r0")
-        for n in 1...5 { _ = h.submit("r\(n)") }
-        #expect(h.machine.queued == 5)
-        // One connection of 4 streams: 3 more start, 2 keep waiting.
-        #expect(h.learned(4) == ["start r1 shard 0", "start r2 shard 0", "start r3 shard 0"])
+    @Test func aHostThatMayMultiplexStartsWithOneBurstThenStreamsWithOneNewConnectionAtATime() {
+        var h = Harness(perKey: 4)
+        let starts = (0..<10).map { h.submit("r\($0)", multiplex: true).1 }
+        // Protocol unknown: at most min(perKey, 100) at once, which share the first connection.
+        #expect(starts.prefix(4).allSatisfy { $0.count == 1 })
+        #expect(starts.dropFirst(4).allSatisfy { $0.isEmpty })
+        #expect(h.machine.mode(of: "a") == .unknown)
+        // HTTP/2 with 3 streams on the one open connection: full, so one transfer opens a second.
+        #expect(h.learned(multiplexes: true, streams: 3, open: 1) == ["start r4 shard 0 opens"])
+        #expect(h.machine.mode(of: "a") == .multiplexed(streams: 3))
+        // The second connection opens: one more stream fits (6 capacity), then it waits for the opener.
+        #expect(h.connections(2) == ["start r5 shard 0"])
+        #expect(h.machine.counts(for: "a") == (queued: 4, running: 6))
+        // The opener's response arrives: the next transfer may open a third connection.
+        #expect(h.ready() == ["start r6 shard 0 opens"])
+        // Its connection opens: two more streams fit; a tenth would need a fourth connection, and the
+        // opener of the third has not answered yet.
+        #expect(h.connections(3) == ["start r7 shard 0", "start r8 shard 0"])
+        #expect(h.machine.counts(for: "a") == (queued: 1, running: 9))
+    }
+
+    @Test func aHostThatTurnsOutToBeHTTP1GetsItsConnectionLimit() {
+        var h = Harness(perKey: 4)
+        for n in 0..<6 { _ = h.submit("r\(n)", multiplex: true) }
         #expect(h.machine.counts(for: "a") == (queued: 2, running: 4))
-        #expect(h.machine.connections == 1)
-        #expect(h.learned(4) == [])  // nothing new learned
+        #expect(h.learned(multiplexes: false) == [])
+        #expect(h.machine.mode(of: "a") == .single)
+        #expect(h.machine.counts(for: "a") == (queued: 2, running: 4))
+    }
+
+    @Test func anUnexpectedConnectionLowersTheStreamsPerConnection() {
+        var h = Harness(perKey: 2)
+        _ = h.submit("r0", multiplex: true)
+        _ = h.learned(multiplexes: true, streams: 10, open: 1)
+        for n in 1..<10 { _ = h.submit("r\(n)", multiplex: true) }
+        #expect(h.machine.counts(for: "a").running == 10)
+        // curl opened a connection for a transfer not admitted to: the server allows fewer than 10.
+        _ = h.connections(2, unexpected: true)
+        #expect(h.machine.mode(of: "a") == .multiplexed(streams: 9))
     }
 
     @Test func theTotalLimitCountsTheConnectionsOfAMultiplexingKey() {
         var h = Harness(total: 1)
-        let (first, _) = h.submit("a0", key: "a")
-        #expect(h.learned(3, for: "a") == [])
-        #expect(h.submit("a1", key: "a").1 == ["start a1 shard 0"])
-        #expect(h.submit("a2", key: "a").1 == ["start a2 shard 0"])
+        let (first, _) = h.submit("a0", key: "a", multiplex: true)
+        #expect(h.learned(multiplexes: true, streams: 3, open: 1, for: "a") == [])
+        #expect(h.submit("a1", key: "a", multiplex: true).1 == ["start a1 shard 0"])
+        #expect(h.submit("a2", key: "a", multiplex: true).1 == ["start a2 shard 0"])
         // A fourth stream of a would need a second connection, as would b's first request.
-        #expect(h.submit("a3", key: "a").1 == [])
+        #expect(h.submit("a3", key: "a", multiplex: true).1 == [])
         #expect(h.submit("b0", key: "b").1 == [])
         #expect(h.machine.connections == 1)
         // A stream frees on a's connection: a3 (the oldest waiting) joins it; b still needs a connection.

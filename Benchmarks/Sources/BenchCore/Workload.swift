@@ -24,6 +24,8 @@ public struct Workload: Sendable {
     public var newConnections = false
     /// TLS session resumption; off for the `-noresume` workload.
     public var resumption = true
+    /// HTTP/2 (ALPN h2, multiplexed).
+    public var http2 = false
 
     /// The suite's workloads; `scale` shrinks request counts (smoke runs use a tiny scale).
     public static func all(scale: Double) -> [Workload] {
@@ -43,6 +45,9 @@ public struct Workload: Sendable {
             Workload(name: "https-get-64", path: "/small", method: "GET", concurrency: 64, requests: count(100_000), expectedBytes: BenchPayloads.smallLength, body: nil, decode: false, tls: true),
             Workload(name: "tls-new-conn", path: "/small", method: "GET", concurrency: 1, requests: count(4_000), expectedBytes: BenchPayloads.smallLength, body: nil, decode: false, tls: true, newConnections: true),
             Workload(name: "tls-new-conn-noresume", path: "/small", method: "GET", concurrency: 1, requests: count(4_000), expectedBytes: BenchPayloads.smallLength, body: nil, decode: false, tls: true, newConnections: true, resumption: false),
+            // HTTP/2 over TLS (the server offers h2 through ALPN): every client multiplexes.
+            Workload(name: "h2-get-64", path: "/small", method: "GET", concurrency: 64, requests: count(100_000), expectedBytes: BenchPayloads.smallLength, body: nil, decode: false, tls: true, http2: true),
+            Workload(name: "h2-500", path: "/small", method: "GET", concurrency: 500, requests: count(50_000), expectedBytes: BenchPayloads.smallLength, body: nil, decode: false, tls: true, http2: true),
         ]
     }
 

@@ -13,11 +13,12 @@ extension LoopThread {
     func submit(_ transfer: Transfer) {
         let key = transfer.request.poolKey
         // Spreading over shards only for an explicitly unlimited pool and a key that cannot multiplex.
-        let spreadable = poolIsUnlimited && !defaults.mayMultiplex(key)
+        let mayMultiplex = defaults.mayMultiplex(key)
+        let spreadable = poolIsUnlimited && !mayMultiplex
         let idle = transfer.request.request.options.idleTimeout.map { UInt64?.some(UInt64(max(1, $0.nanoseconds))) }
         let id = machine.submit(
             transfer, key: key, deadline: transfer.deadline, cancelled: transfer.isCancelled, spreadable: spreadable,
-            priority: transfer.isRedirectHop ? .redirectHop : .normal, idleTimeout: idle, now: now,
+            mayMultiplex: mayMultiplex, priority: transfer.isRedirectHop ? .redirectHop : .normal, idleTimeout: idle, now: now,
             into: &actions)
         if let id, transfer.register(id) {
             // Cancelled between the check above and the registration: nobody else will ask.
@@ -44,8 +45,8 @@ extension LoopThread {
             let action = actions[index]
             index += 1
             switch action {
-            case .start(let id, let transfer, let shard, let timeout):
-                start(id, transfer, shard: shard, timeout: timeout)
+            case .start(let id, let transfer, let shard, let timeout, let opensConnection):
+                start(id, transfer, shard: shard, timeout: timeout, opensConnection: opensConnection)
             case .fail(let transfer, let reason):
                 count(reason)
                 transfer.finish(.failure(error(for: reason, transfer.request, shutdownReason: shutdownReason)))
@@ -80,7 +81,7 @@ extension LoopThread {
     }
 
     /// Hands a transfer the machine admitted to curl, on the shard it chose.
-    private func start(_ id: TransferID, _ transfer: Transfer, shard index: Int, timeout: UInt64?) {
+    private func start(_ id: TransferID, _ transfer: Transfer, shard index: Int, timeout: UInt64?, opensConnection: Bool) {
         while index >= shards.count {
             guard openShard() != nil else { break }
         }
@@ -92,6 +93,7 @@ extension LoopThread {
         let shard = shards[index]
         let context = TransferContext(
             id: id, transfer: transfer, handle: handle, shard: shard, configuration: configuration, counters: counters)
+        context.opensConnection = opensConnection
         context.applyRequest(defaults: defaults, timeout: timeout)
         handle.errorBuffer.pointee = 0
         store(context)
@@ -138,6 +140,11 @@ extension LoopThread {
 
     /// Takes the handle out of its multi handle and gives it back to the pool.
     private func remove(_ context: TransferContext) {
+        if context.opensConnection {
+            // Admitted to open a connection and ended before its response: let the next one try.
+            context.opensConnection = false
+            keyEvents.append(.connectionReady(context.transfer.request.poolKey))
+        }
         curl_multi_remove_handle(context.shard.multi, context.handle.raw)
         counters.connectionsOpened.add(context.connectionsOpened, ordering: .relaxed)
         recycle(context)

@@ -40,10 +40,24 @@ final class LoopThread {
     let poolIsUnlimited: Bool
     /// The handle that loads, lists, changes and writes the cookie jar (with a jar only).
     var cookieJarHandle: EasyHandle?
+    /// Keys whose protocol the machine has been told (their first response arrived).
+    var knownKeys: Set<PoolKey> = []
     /// Keys whose responses came over HTTP/2 (their connections carry several requests at once).
     var multiplexedKeys: Set<PoolKey> = []
-    /// Keys seen multiplexing inside a curl callback, told to the machine once curl returns.
-    var newlyMultiplexed: [PoolKey] = []
+    /// What curl's callbacks learned about keys, told to the machine once curl returns (starting
+    /// transfers inside a callback is not allowed).
+    var keyEvents: [KeyEvent] = []
+
+    /// Something learned about a key inside a curl callback.
+    enum KeyEvent {
+        /// Its first response came over HTTP/2 (`true`) or HTTP/1.x.
+        case protocolLearned(PoolKey, multiplexes: Bool)
+        /// A multiplexing key's connections changed; `unexpected`: curl opened one for a transfer that
+        /// was not admitted to open one.
+        case connectionsChanged(PoolKey, unexpected: Bool)
+        /// A transfer admitted to open a connection got its response, or ended.
+        case connectionReady(PoolKey)
+    }
     /// Open sockets per pool key, from curl's open and close socket callbacks.
     var openSockets: [PoolKey: Int] = [:]
     var peakOpenSockets: [PoolKey: Int] = [:]
@@ -132,8 +146,9 @@ final class LoopThread {
             }
             if wake { drainInbox() }
             fireTimers()
-            if !newlyMultiplexed.isEmpty { tellMachineAboutMultiplexing() }
+            if !keyEvents.isEmpty { tellMachineAboutKeys() }
             collectFinished()
+            if !keyEvents.isEmpty { tellMachineAboutKeys() }
         }
     }
 
@@ -198,22 +213,40 @@ final class LoopThread {
         spareCommands = commands
     }
 
-    /// The machine lets a multiplexing key run streams, not only connections.
-    private func tellMachineAboutMultiplexing() {
-        let keys = newlyMultiplexed
-        newlyMultiplexed.removeAll()
-        for key in keys {
-            machine.learnedStreams(max(1, configuration.maxConcurrentStreams), for: key, now: now, into: &actions)
+    /// Tells the machine what curl's callbacks learned about keys, then performs what it decides.
+    private func tellMachineAboutKeys() {
+        let events = keyEvents
+        keyEvents.removeAll()
+        for event in events {
+            switch event {
+            case .protocolLearned(let key, let multiplexes):
+                machine.learnedProtocol(
+                    multiplexes: multiplexes, streams: max(1, configuration.maxConcurrentStreams),
+                    openConnections: openSockets[key] ?? 0, for: key, now: now, into: &actions)
+            case .connectionsChanged(let key, let unexpected):
+                machine.connectionsChanged(
+                    openConnections: openSockets[key] ?? 0, unexpected: unexpected, for: key, now: now, into: &actions)
+            case .connectionReady(let key):
+                machine.connectionReady(for: key, now: now, into: &actions)
+            }
         }
         performActions()
     }
 
     // MARK: Curl callbacks (loop thread, inside curl calls)
 
-    /// A response to `key` came over HTTP/2 (from the header callback: the machine hears of it once
-    /// curl returns, since starting transfers inside a callback is not allowed).
-    func noteMultiplexing(_ key: PoolKey) {
-        if multiplexedKeys.insert(key).inserted { newlyMultiplexed.append(key) }
+    /// A response head arrived (header callback): the key's protocol, if not known yet, and the
+    /// connection a transfer was admitted to open is in use.
+    func noteResponseHead(of context: TransferContext, http2: Bool) {
+        let key = context.transfer.request.poolKey
+        if context.opensConnection {
+            context.opensConnection = false
+            keyEvents.append(.connectionReady(key))
+        }
+        guard defaults.mayMultiplex(key), !knownKeys.contains(key) else { return }
+        knownKeys.insert(key)
+        if http2 { multiplexedKeys.insert(key) }
+        keyEvents.append(.protocolLearned(key, multiplexes: http2))
     }
 
     func watch(socket: curl_socket_t, what: Int32, shard: Int) {
@@ -233,6 +266,9 @@ final class LoopThread {
         guard fd >= 0 else { return CURL_SOCKET_BAD }
         let key = context.transfer.request.poolKey
         context.openedSocket = true
+        if multiplexedKeys.contains(key) {
+            keyEvents.append(.connectionsChanged(key, unexpected: !context.opensConnection))
+        }
         // Connecting means libcurl has loaded this transfer's host overrides into the shard's DNS cache.
         if defaults.resolveList != nil { context.shard.hasHostOverrides = true }
         registry.opened(fd, key: key)
@@ -249,6 +285,7 @@ final class LoopThread {
             let open = (openSockets[key] ?? 1) - 1
             openSockets[key] = open > 0 ? open : nil
             counters.socketClosed()
+            if multiplexedKeys.contains(key) { keyEvents.append(.connectionsChanged(key, unexpected: false)) }
         }
         counters.socketsWatched.store(registry.watched, ordering: .relaxed)
         counters.epollControlCalls.store(registry.controlCalls, ordering: .relaxed)

@@ -42,6 +42,9 @@ final class TransferContext {
     private var lastUpload: UInt64
     /// Whether curl opened a socket for this transfer (a new connection, rather than a reused one).
     var openedSocket = false
+    /// Whether the machine admitted this transfer to open a new connection for a multiplexing key
+    /// (cleared once its response arrives).
+    var opensConnection = false
     /// How long the transfer waited between submission and its start.
     let queuedTime: Duration
     /// How many connections this transfer opened, read once from curl when it ends.
@@ -73,7 +76,7 @@ final class TransferContext {
         case .more:
             return true
         case .complete:
-            if head.isHTTP2 { shard.thread.noteMultiplexing(transfer.request.poolKey) }
+            shard.thread.noteResponseHead(of: self, http2: head.isHTTP2)
             // Content-Length is the server's word, and under a Content-Encoding it is the compressed
             // size: reserve from it only for unencoded bodies, and never more than 1 MiB up front.
             if let length = head.contentLength, !head.hasContentEncoding, transfer.request.request.method != .head {

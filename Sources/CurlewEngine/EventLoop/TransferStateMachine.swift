@@ -24,8 +24,9 @@ enum EndReason: Hashable, Sendable {
 /// What the loop thread must do after an event.
 enum LoopAction<Payload>: CustomStringConvertible {
     /// Hand the transfer to curl on `shard` (open that shard first when it is new); `timeout` is left of
-    /// the total timeout, in nanoseconds.
-    case start(TransferID, Payload, shard: Int, timeout: UInt64?)
+    /// the total timeout, in nanoseconds. `opensConnection`: the transfer was admitted to open a new
+    /// connection for a multiplexing key (see ``TransferStateMachine/connectionReady(for:now:into:)``).
+    case start(TransferID, Payload, shard: Int, timeout: UInt64?, opensConnection: Bool)
     /// End a transfer curl never saw: resume its caller with the reason.
     case fail(Payload, EndReason)
     /// End a transfer curl is running: take it out of curl, then resume its caller with the reason.
@@ -36,7 +37,8 @@ enum LoopAction<Payload>: CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .start(let id, _, let shard, let timeout): "start \(id) shard \(shard) timeout \(timeout.map(String.init) ?? "none")"
+        case .start(let id, _, let shard, let timeout, let opens):
+            "start \(id) shard \(shard) timeout \(timeout.map(String.init) ?? "none")" + (opens ? " opens" : "")
         case .fail(_, let reason): "fail \(reason)"
         case .abort(let id, _, let reason): "abort \(id) \(reason)"
         case .checkIdle(let id): "checkIdle \(id)"
@@ -100,16 +102,34 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         var order: UInt64 = 0
     }
 
+    /// How a key's transfers use connections.
+    enum KeyMode: Equatable {
+        /// One transfer per connection (HTTP/1.1, known or the only option).
+        case single
+        /// May multiplex, not known yet: transfers wait for the first connection (PIPEWAIT), at most
+        /// ``TransferStateMachine/firstBurst`` of them, which HTTP/2 allows on a connection before the
+        /// server's settings arrive.
+        case unknown
+        /// Multiplexes (HTTP/2) this many streams per connection.
+        case multiplexed(streams: Int)
+    }
+
+    /// Transfers admitted to a key whose protocol is not known yet: what one HTTP/2 connection carries
+    /// before the server's settings arrive (RFC 9113 recommends servers allow at least 100).
+    static var firstBurst: Int { 100 }
+
     private struct KeyState {
         let key: Key
         var queue = WaitQueue()
         var queued = 0
         var running = 0
-        /// Transfers one connection of this key carries at once: 1 until the key is known to multiplex
-        /// (HTTP/2), then the streams allowed per connection.
-        var streams = 1
-        /// Connections the running transfers need: `running` rounded up to whole connections.
-        var connections: Int { (running + streams - 1) / streams }
+        var mode: KeyMode
+        /// For a multiplexing key: its open connections (as curl opens and closes them), and whether a
+        /// transfer admitted to open another is still waiting for it.
+        var openConnections = 0
+        var openerPending = false
+        /// What this key adds to the machine's `connections` (the total limit's count).
+        var counted = 0
         /// The shard this key's transfers use when they may not spread; -1 until first needed.
         var homeShard = -1
         /// Whether this key is listed in `ready`.
@@ -150,10 +170,12 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     ///
     /// - Returns: The transfer's identifier, or nil when it failed at once.
     /// `idleTimeout` overrides the limits' for this transfer (`.some(nil)`: none).
+    /// `mayMultiplex`: the key may speak HTTP/2 (its mode starts unknown rather than single).
     @discardableResult
     mutating func submit(
         _ payload: Payload, key: Key, deadline: UInt64?, cancelled: Bool = false, spreadable: Bool = false,
-        priority: Priority = .normal, idleTimeout: UInt64?? = nil, now: UInt64, into actions: inout [Action]
+        mayMultiplex: Bool = false, priority: Priority = .normal, idleTimeout: UInt64?? = nil, now: UInt64,
+        into actions: inout [Action]
     ) -> TransferID? {
         if isShutDown {
             actions.append(.fail(payload, .shutdown))
@@ -167,7 +189,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
             actions.append(.fail(payload, .totalTimeout))
             return nil
         }
-        let index = keyState(for: key)
+        let index = keyState(for: key, mayMultiplex: mayMultiplex)
         let id = allocate(payload, key: index, deadline: deadline)
         slots[Int(id.slot)].idleTimeout = idleTimeout ?? limits.idleTimeout
         if deadline != nil { scheduleTimer(Int(id.slot)) }
@@ -242,17 +264,49 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         }
     }
 
-    /// The key's connections turned out to multiplex (HTTP/2) `streams` transfers each, or not (1):
-    /// its per-key limit now counts streams, and waiting transfers that fit start.
-    mutating func learnedStreams(_ streams: Int, for key: Key, now: UInt64, into actions: inout [Action]) {
-        guard let index = keyIndex[key], !isShutDown else { return }
-        let streams = max(1, streams)
-        guard keys[index].streams != streams else { return }
-        connections -= keys[index].connections
-        keys[index].streams = streams
-        connections += keys[index].connections
+    /// The key's first response told its protocol: HTTP/2 with `streams` per connection (the client's
+    /// cap), or HTTP/1.1 (`multiplexes` false: one transfer per connection from now on).
+    /// `openConnections` is how many connections the key has now.
+    mutating func learnedProtocol(
+        multiplexes: Bool, streams: Int, openConnections: Int, for key: Key, now: UInt64, into actions: inout [Action]
+    ) {
+        guard let index = keyIndex[key], !isShutDown, keys[index].mode == .unknown else { return }
+        keys[index].mode = multiplexes ? .multiplexed(streams: max(1, streams)) : .single
+        keys[index].openConnections = max(1, openConnections)
+        recount(index)
         listIfReady(index)
         admitWaiting(now: now, into: &actions)
+    }
+
+    /// A multiplexing key's connections changed (curl opened or closed one). `unexpected`: a transfer
+    /// not admitted to open one made curl open it, because the connections were full at fewer streams
+    /// than assumed: the server allows fewer; the key's streams per connection drop to what fitted.
+    mutating func connectionsChanged(
+        openConnections: Int, unexpected: Bool, for key: Key, now: UInt64, into actions: inout [Action]
+    ) {
+        guard let index = keyIndex[key], !isShutDown, case .multiplexed(let streams) = keys[index].mode else { return }
+        if unexpected, keys[index].openConnections > 0 {
+            let fitted = (keys[index].running - 1) / keys[index].openConnections
+            keys[index].mode = .multiplexed(streams: max(1, min(streams, fitted)))
+        }
+        keys[index].openConnections = openConnections
+        recount(index)
+        listIfReady(index)
+        admitWaiting(now: now, into: &actions)
+    }
+
+    /// The new connection a transfer was admitted to open is in use (its response arrived) or will not
+    /// be (the transfer ended first): more transfers may be admitted.
+    mutating func connectionReady(for key: Key, now: UInt64, into actions: inout [Action]) {
+        guard let index = keyIndex[key], !isShutDown, keys[index].openerPending else { return }
+        keys[index].openerPending = false
+        listIfReady(index)
+        admitWaiting(now: now, into: &actions)
+    }
+
+    /// The mode of a key (for tests and statistics).
+    func mode(of key: Key) -> KeyMode? {
+        keyIndex[key].map { keys[$0].mode }
     }
 
     /// The session is shutting down: every waiting transfer fails and every running one is aborted;
@@ -275,6 +329,8 @@ struct TransferStateMachine<Key: Hashable, Payload> {
             keys[index].queue = WaitQueue()
             keys[index].queued = 0
             keys[index].running = 0
+            keys[index].counted = 0
+            keys[index].openerPending = false
         }
         connections = 0
         timers.removeAll()
@@ -320,13 +376,13 @@ struct TransferStateMachine<Key: Hashable, Payload> {
 
     // MARK: Internals
 
-    private mutating func keyState(for key: Key) -> Int {
+    private mutating func keyState(for key: Key, mayMultiplex: Bool) -> Int {
         if let last = lastKey, last.key == key { return last.index }
         let index: Int
         if let known = keyIndex[key] {
             index = known
         } else {
-            keys.append(KeyState(key: key))
+            keys.append(KeyState(key: key, mode: mayMultiplex ? .unknown : .single))
             index = keys.count - 1
             keyIndex[key] = index
         }
@@ -364,7 +420,29 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     /// Whether one more transfer of `key` fits the total limit: it does when it joins a connection of
     /// the key that has a free stream, or when another connection may be opened.
     private func totalHasRoom(for key: Int) -> Bool {
-        limits.total == 0 || keys[key].running % keys[key].streams != 0 || connections < limits.total
+        limits.total == 0 || !needsNewConnection(key) || connections < limits.total
+    }
+
+    /// Whether one more transfer of `key` needs a connection of its own.
+    private func needsNewConnection(_ key: Int) -> Bool {
+        switch keys[key].mode {
+        case .single, .unknown: true
+        case .multiplexed(let streams): keys[key].running >= keys[key].openConnections * streams
+        }
+    }
+
+    /// The key's contribution to the total limit's count: its connections in use.
+    private func connectionsInUse(_ key: Int) -> Int {
+        switch keys[key].mode {
+        case .single, .unknown: keys[key].running
+        case .multiplexed: keys[key].running > 0 ? max(1, keys[key].openConnections) : 0
+        }
+    }
+
+    private mutating func recount(_ key: Int) {
+        let now = connectionsInUse(key)
+        connections += now - keys[key].counted
+        keys[key].counted = now
     }
 
     private mutating func start(_ id: TransferID, spreadable: Bool, now: UInt64, into actions: inout [Action]) {
@@ -372,8 +450,13 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         let key = slots[slot].key
         let shard = spreadable ? spreadShard() : homeShard(of: key)
         slots[slot].phase = .running(shard: shard)
-        if keys[key].running % keys[key].streams == 0 { connections += 1 }
+        var opensConnection = false
+        if case .multiplexed = keys[key].mode, needsNewConnection(key) {
+            opensConnection = true
+            keys[key].openerPending = true
+        }
         keys[key].running += 1
+        recount(key)
         running += 1
         shardRunning[shard] += 1
         if let idle = slots[slot].idleTimeout {
@@ -382,7 +465,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         }
         let timeout = slots[slot].totalDeadline.map { $0 > now ? $0 - now : 1 }
         guard let payload = payloads[slot] else { return }
-        actions.append(.start(id, payload, shard: shard, timeout: timeout))
+        actions.append(.start(id, payload, shard: shard, timeout: timeout, opensConnection: opensConnection))
     }
 
     /// The first shard with room, or a new one.
@@ -432,7 +515,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         let slot = Int(id.slot)
         let key = slots[slot].key
         keys[key].running -= 1
-        if keys[key].running % keys[key].streams == 0 { connections -= 1 }
+        recount(key)
         running -= 1
         shardRunning[shard] -= 1
         free(slot)
@@ -482,9 +565,20 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         return nil
     }
 
-    /// Whether one more transfer fits the key's own limit: `perKey` connections of `streams` each.
+    /// Whether one more transfer fits the key's own limit: `perKey` connections; over HTTP/2 of `streams`
+    /// each, opening one new connection at a time (libcurl 7.88 would otherwise open a connection for
+    /// every transfer that finds the others full).
     private func keyHasRoom(_ key: Int) -> Bool {
-        limits.perKey == 0 || keys[key].running < limits.perKey * keys[key].streams
+        let state = keys[key]
+        switch state.mode {
+        case .single:
+            return limits.perKey == 0 || state.running < limits.perKey
+        case .unknown:
+            return state.running < (limits.perKey == 0 ? Self.firstBurst : min(limits.perKey, Self.firstBurst))
+        case .multiplexed(let streams):
+            if state.running < state.openConnections * streams { return true }
+            return !state.openerPending && (limits.perKey == 0 || state.openConnections < limits.perKey)
+        }
     }
 
     /// The first identifier in the key's queue that still waits, dropping stale ones.

@@ -39,12 +39,16 @@ public struct SessionConfiguration: Sendable {
     /// Which HTTP versions are used. Default ``HTTPVersionPolicy/automatic``: HTTP/2 over TLS when the
     /// server offers it, HTTP/1.1 otherwise.
     public var httpVersion: HTTPVersionPolicy = .automatic
-    /// Most requests one HTTP/2 connection carries at once (the server's own limit may be lower).
-    /// Default 256: 500 concurrent requests to one host then need two connections, not five.
+    /// Most requests one HTTP/2 connection carries at once. Default 250: 500 concurrent requests to one
+    /// host then share two connections (libcurl's own default of 100 would need five).
     ///
     /// Over HTTP/2 the per-host limit counts connections of this many streams each, once the host has
-    /// answered over HTTP/2; until then it admits requests as for HTTP/1.1.
-    public var maxConcurrentStreams: Int = 256
+    /// answered over HTTP/2 (until then at most 100 requests go, sharing the first connection), and the
+    /// engine opens further connections one at a time as earlier ones fill. A server that allows fewer
+    /// streams than this makes libcurl open a connection for each request that does not fit; the engine
+    /// then lowers its figure for that host to what fitted. Set this to your servers' limit (nginx: 128,
+    /// many load balancers: 100 or 128) to avoid that first burst of extra connections.
+    public var maxConcurrentStreams: Int = 250
     /// TLS: trusted certificate authorities, pins, client certificate, minimum version, resumption.
     public var tls = TLSConfiguration()
     /// Whether and where cookies are kept. Default ``CookieStorage/disabled``.
