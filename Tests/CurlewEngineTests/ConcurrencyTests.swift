@@ -47,14 +47,15 @@ import Testing
                     await transportError { try await session.execute(TransportRequest(url: server.url("/hang"))) }
                 }
             }
-            #expect(await eventually { server.statistics.requestsReceived == count })
+            // Generous: under the thread sanitizer, with every other suite running, arrivals take seconds.
+            #expect(await eventually(within: 30) { server.statistics.requestsReceived == count })
             for task in tasks { task.cancel() }
             for task in tasks {
                 let error = await task.value
                 #expect(error?.code == .cancelled)
                 #expect(error?.isCancellation == true)
             }
-            #expect(await eventually { server.statistics.connectionsClosed == count })
+            #expect(await eventually(within: 30) { server.statistics.connectionsClosed == count })
             #expect(session.statistics.cancelledTransfers == count)
             #expect(session.statistics.activeTransfers == 0)
             // The session still serves requests afterwards.
@@ -87,12 +88,12 @@ import Testing
         let tasks = (0..<20).map { _ in
             Task { await transportError { try await session.execute(TransportRequest(url: server.url("/"))) } }
         }
-        #expect(await eventually { server.statistics.requestsReceived == 20 })
+        #expect(await eventually(within: 30) { server.statistics.requestsReceived == 20 })
         await session.shutdown()
         for task in tasks { #expect(await task.value?.code == .sessionShutDown) }
         let late = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
         #expect(late?.code == .sessionShutDown)
-        #expect(await eventually { server.statistics.connectionsClosed == 20 })
+        #expect(await eventually(within: 30) { server.statistics.connectionsClosed == 20 })
         await session.shutdown()  // idempotent
         try await server.shutdown()
     }

@@ -122,7 +122,8 @@ import Testing
             #expect(error?.message == "no byte was sent or received for 0.7 seconds")
             #expect(elapsed >= .milliseconds(700), "failed after \(elapsed)")
             // A sanity bound, not a timing target: noticed at the idle timeout, not at curl's next check.
-            #expect(elapsed < .milliseconds(2700), "failed after \(elapsed)")
+            // (Under the thread sanitizer receiving the first megabyte alone takes seconds.)
+            if !heavyTestsDisabled { #expect(elapsed < .milliseconds(2700), "failed after \(elapsed)") }
             // The aborted transfer's connection is closed, not kept for reuse.
             #expect(await eventually { server.statistics.connectionsOpen == 0 })
         }
