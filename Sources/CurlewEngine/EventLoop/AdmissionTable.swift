@@ -1,0 +1,285 @@
+// Curlew — who may start now: per-key limits, FIFO queues and connection accounting.
+
+/// The admission half of ``TransferStateMachine``: for each pool key its waiting transfers (FIFO), how
+/// many run and how they use connections, and which key's transfer starts next when room frees.
+///
+/// It knows transfers only by identifier; whether an identifier still waits (it may have been
+/// cancelled or timed out) is the machine's to say, through the `stillWaiting` closures.
+struct AdmissionTable<Key: Hashable> {
+    /// How a key's transfers use connections.
+    enum KeyMode: Equatable {
+        /// One transfer per connection (HTTP/1.1, known or the only option).
+        case single
+        /// May multiplex, not known yet: transfers wait for the first connection (PIPEWAIT), at most
+        /// ``AdmissionTable/firstBurst`` of them, which HTTP/2 allows on a connection before the
+        /// server's settings arrive.
+        case unknown
+        /// Multiplexes (HTTP/2) this many streams per connection.
+        case multiplexed(streams: Int)
+    }
+
+    /// Transfers admitted to a key whose protocol is not known yet: what one HTTP/2 connection carries
+    /// before the server's settings arrive (RFC 9113 recommends servers allow at least 100).
+    static var firstBurst: Int { 100 }
+
+    private struct KeyState {
+        let key: Key
+        var queue = WaitQueue()
+        var queued = 0
+        var running = 0
+        var mode: KeyMode
+        /// For a multiplexing key: its open connections (as curl opens and closes them), and whether a
+        /// transfer admitted to open another is still waiting for it.
+        var openConnections = 0
+        var openerPending = false
+        /// What this key adds to `connections` (the total limit's count).
+        var counted = 0
+        /// The shard this key's transfers use when they may not spread; -1 until first needed.
+        var homeShard = -1
+        /// Whether this key is listed in `ready`.
+        var listed = false
+    }
+
+    /// Most transfers running per key (HTTP/1.1) or connections per key (HTTP/2); 0: no limit.
+    let perKey: Int
+    /// Most connections in use in total; 0: no limit.
+    let total: Int
+    private var keys: [KeyState] = []
+    private var keyIndex: [Key: Int] = [:]
+    /// The last key looked up and its index: most submissions are to the same host as the one before.
+    private var lastKey: (key: Key, index: Int)?
+    /// Keys whose first waiting transfer could start under the key's own limit, ordered by that
+    /// transfer's order: FIFO across keys when only the total limit holds them back.
+    private var ready = DeadlineHeap<Int>()
+    /// Connections in use over all keys: what the total limit bounds.
+    private(set) var connections = 0
+    /// Transfers waiting over all keys.
+    private(set) var queued = 0
+
+    init(perKey: Int, total: Int) {
+        self.perKey = perKey
+        self.total = total
+    }
+
+    // MARK: Keys
+
+    /// The key's index, creating its state on first sight (`mayMultiplex`: its mode starts unknown).
+    mutating func index(for key: Key, mayMultiplex: Bool) -> Int {
+        if let last = lastKey, last.key == key { return last.index }
+        let index: Int
+        if let known = keyIndex[key] {
+            index = known
+        } else {
+            keys.append(KeyState(key: key, mode: mayMultiplex ? .unknown : .single))
+            index = keys.count - 1
+            keyIndex[key] = index
+        }
+        lastKey = (key, index)
+        return index
+    }
+
+    func index(of key: Key) -> Int? { keyIndex[key] }
+
+    /// The shard a key keeps to, or -1 before it has one.
+    func homeShard(of index: Int) -> Int { keys[index].homeShard }
+
+    mutating func setHomeShard(_ shard: Int, of index: Int) { keys[index].homeShard = shard }
+
+    func mode(of key: Key) -> KeyMode? { keyIndex[key].map { keys[$0].mode } }
+
+    /// Waiting and running transfers per key with any.
+    var keyCounts: [(key: Key, queued: Int, running: Int)] {
+        keys.compactMap { state in
+            state.queued == 0 && state.running == 0 ? nil : (state.key, state.queued, state.running)
+        }
+    }
+
+    func counts(of index: Int) -> (queued: Int, running: Int) { (keys[index].queued, keys[index].running) }
+
+    // MARK: Admission
+
+    /// Whether a new transfer of the key may start at once: nothing of the key waits, and it fits.
+    func mayStartNow(_ index: Int) -> Bool {
+        keys[index].queued == 0 && keyHasRoom(index) && totalHasRoom(for: index)
+    }
+
+    /// A transfer of the key starts. Returns whether it must open a new connection of a multiplexing
+    /// key (it then is the one opener the key may have pending).
+    mutating func started(_ index: Int) -> Bool {
+        var opensConnection = false
+        if case .multiplexed = keys[index].mode, needsNewConnection(index) {
+            opensConnection = true
+            keys[index].openerPending = true
+        }
+        keys[index].running += 1
+        recount(index)
+        return opensConnection
+    }
+
+    /// A running transfer of the key ended; the key's next waiting transfer may become ready.
+    mutating func released(_ index: Int, stillWaiting: (TransferID) -> UInt64?) {
+        keys[index].running -= 1
+        recount(index)
+        listIfReady(index, stillWaiting: stillWaiting)
+    }
+
+    /// Queues a transfer (`first`: ahead of the others, for a redirect hop) with its FIFO `order`.
+    mutating func enqueue(_ id: TransferID, at index: Int, first: Bool, stillWaiting: (TransferID) -> UInt64?) {
+        if first {
+            keys[index].queue.prepend(id)
+            keys[index].listed = false  // list again under the hop's order; the old entry goes stale
+        } else {
+            keys[index].queue.append(id)
+        }
+        keys[index].queued += 1
+        queued += 1
+        listIfReady(index, stillWaiting: stillWaiting)
+    }
+
+    /// A waiting transfer left without starting (cancelled, timed out); its queue entry goes stale and
+    /// is dropped when it reaches the front, so this is O(1).
+    mutating func abandoned(at index: Int) {
+        keys[index].queued -= 1
+        queued -= 1
+    }
+
+    /// Takes the next transfer to start, oldest first across keys, when limits allow.
+    /// `stillWaiting` gives a waiting transfer's order, nil for one that left.
+    mutating func takeNext(stillWaiting: (TransferID) -> UInt64?) -> (index: Int, id: TransferID)? {
+        guard queued > 0 else { return nil }
+        while let first = ready.removeFirst() {
+            let index = first.element
+            keys[index].listed = false
+            // The entry is stale when the transfer it was listed for has left or the key has since
+            // filled up; list the key again for what holds now.
+            guard let head = validHead(of: index, stillWaiting: stillWaiting), stillWaiting(head) == first.deadline,
+                keyHasRoom(index)
+            else {
+                listIfReady(index, stillWaiting: stillWaiting)
+                continue
+            }
+            guard totalHasRoom(for: index) else {
+                // The oldest ready transfer needs a connection the total limit does not allow yet: it
+                // keeps its turn (FIFO across keys) until a connection frees.
+                keys[index].listed = true
+                ready.insert(first.deadline, index)
+                return nil
+            }
+            keys[index].queue.removeFirst()
+            keys[index].queued -= 1
+            queued -= 1
+            return (index, head)
+        }
+        return nil
+    }
+
+    /// Lists the key as ready when its first waiting transfer could start under the key's own limit.
+    mutating func listIfReady(_ index: Int, stillWaiting: (TransferID) -> UInt64?) {
+        guard !keys[index].listed, keys[index].queued > 0, keyHasRoom(index),
+            let head = validHead(of: index, stillWaiting: stillWaiting), let order = stillWaiting(head)
+        else { return }
+        keys[index].listed = true
+        ready.insert(order, index)
+    }
+
+    // MARK: Multiplexing
+
+    /// The key's first response told its protocol (see ``TransferStateMachine/learnedProtocol``).
+    /// Returns false when there was nothing to learn.
+    mutating func learnedProtocol(multiplexes: Bool, streams: Int, openConnections: Int, at index: Int) -> Bool {
+        guard keys[index].mode == .unknown else { return false }
+        keys[index].mode = multiplexes ? .multiplexed(streams: max(1, streams)) : .single
+        keys[index].openConnections = max(1, openConnections)
+        recount(index)
+        return true
+    }
+
+    /// A multiplexing key's connections changed (see ``TransferStateMachine/connectionsChanged``).
+    mutating func connectionsChanged(openConnections: Int, unexpected: Bool, at index: Int) -> Bool {
+        guard case .multiplexed(let streams) = keys[index].mode else { return false }
+        if unexpected, keys[index].openConnections > 0 {
+            let fitted = (keys[index].running - 1) / keys[index].openConnections
+            keys[index].mode = .multiplexed(streams: max(1, min(streams, fitted)))
+        }
+        keys[index].openConnections = openConnections
+        recount(index)
+        return true
+    }
+
+    /// The key's pending opener is done (see ``TransferStateMachine/connectionReady``).
+    mutating func connectionReady(at index: Int) -> Bool {
+        guard keys[index].openerPending else { return false }
+        keys[index].openerPending = false
+        return true
+    }
+
+    /// Forgets every transfer (shutdown); keys and their learned modes stay.
+    mutating func removeAll() {
+        for index in keys.indices {
+            keys[index].queue = WaitQueue()
+            keys[index].queued = 0
+            keys[index].running = 0
+            keys[index].counted = 0
+            keys[index].openerPending = false
+            keys[index].listed = false
+        }
+        connections = 0
+        queued = 0
+        ready.removeAll()
+    }
+
+    // MARK: Rules
+
+    /// Whether one more transfer fits the key's own limit: `perKey` connections; over HTTP/2 of `streams`
+    /// each, opening one new connection at a time (libcurl 7.88 would otherwise open a connection for
+    /// every transfer that finds the others full).
+    private func keyHasRoom(_ index: Int) -> Bool {
+        let state = keys[index]
+        switch state.mode {
+        case .single:
+            return perKey == 0 || state.running < perKey
+        case .unknown:
+            return state.running < (perKey == 0 ? Self.firstBurst : min(perKey, Self.firstBurst))
+        case .multiplexed(let streams):
+            if state.running < state.openConnections * streams { return true }
+            return !state.openerPending && (perKey == 0 || state.openConnections < perKey)
+        }
+    }
+
+    /// Whether one more transfer of the key fits the total limit: it does when it joins a connection of
+    /// the key that has a free stream, or when another connection may be opened.
+    private func totalHasRoom(for index: Int) -> Bool {
+        total == 0 || !needsNewConnection(index) || connections < total
+    }
+
+    /// Whether one more transfer of the key needs a connection of its own.
+    private func needsNewConnection(_ index: Int) -> Bool {
+        switch keys[index].mode {
+        case .single, .unknown: true
+        case .multiplexed(let streams): keys[index].running >= keys[index].openConnections * streams
+        }
+    }
+
+    /// The key's connections in use, as the total limit counts them.
+    private func connectionsInUse(_ index: Int) -> Int {
+        switch keys[index].mode {
+        case .single, .unknown: keys[index].running
+        case .multiplexed: keys[index].running > 0 ? max(1, keys[index].openConnections) : 0
+        }
+    }
+
+    private mutating func recount(_ index: Int) {
+        let now = connectionsInUse(index)
+        connections += now - keys[index].counted
+        keys[index].counted = now
+    }
+
+    /// The first identifier in the key's queue that still waits, dropping stale ones.
+    private mutating func validHead(of index: Int, stillWaiting: (TransferID) -> UInt64?) -> TransferID? {
+        while let id = keys[index].queue.first {
+            if stillWaiting(id) != nil { return id }
+            keys[index].queue.removeFirst()
+        }
+        return nil
+    }
+}

@@ -1,0 +1,47 @@
+// Curlew — what the state machine tells the loop thread to do, and how it names transfers.
+
+/// One submission known to the state machine: a slot and the generation of its use, so an event about
+/// a transfer that has already ended (a late cancellation, a stale timer) is recognised and ignored.
+struct TransferID: Hashable, Sendable, CustomStringConvertible {
+    let slot: UInt32
+    let generation: UInt32
+
+    var description: String { "#\(slot).\(generation)" }
+}
+
+/// Why the state machine ends a transfer itself.
+enum EndReason: Hashable, Sendable {
+    /// The calling task was cancelled.
+    case cancelled
+    /// The total timeout expired (queued time included).
+    case totalTimeout
+    /// No byte moved for the idle timeout.
+    case idleTimeout
+    /// The session shut down.
+    case shutdown
+}
+
+/// What the loop thread must do after an event.
+enum LoopAction<Payload>: CustomStringConvertible {
+    /// Hand the transfer to curl on `shard` (open that shard first when it is new); `timeout` is left of
+    /// the total timeout, in nanoseconds. `opensConnection`: the transfer was admitted to open a new
+    /// connection for a multiplexing key (see ``TransferStateMachine/connectionReady(for:now:into:)``).
+    case start(TransferID, Payload, shard: Int, timeout: UInt64?, opensConnection: Bool)
+    /// End a transfer curl never saw: resume its caller with the reason.
+    case fail(Payload, EndReason)
+    /// End a transfer curl is running: take it out of curl, then resume its caller with the reason.
+    case abort(TransferID, Payload, EndReason)
+    /// The idle timer of a running transfer is due: report its last activity with
+    /// ``TransferStateMachine/idleCheck(_:lastActivity:now:into:)``.
+    case checkIdle(TransferID)
+
+    var description: String {
+        switch self {
+        case .start(let id, _, let shard, let timeout, let opens):
+            "start \(id) shard \(shard) timeout \(timeout.map(String.init) ?? "none")" + (opens ? " opens" : "")
+        case .fail(_, let reason): "fail \(reason)"
+        case .abort(let id, _, let reason): "abort \(id) \(reason)"
+        case .checkIdle(let id): "checkIdle \(id)"
+        }
+    }
+}
