@@ -64,7 +64,7 @@ struct TLSFixtures: Sendable {
     let caHashedDirectory: String
     /// The CA's OpenSSL subject hash (`openssl x509 -hash`).
     let caSubjectHash: String
-    /// `localhost` and `127.0.0.1`, signed by ``ca``.
+    /// `localhost`, `127.0.0.1`, `a.test` and `*.a.test`, signed by ``ca``.
     let leaf: Identity
     /// An intermediate CA (pathlen 0) signed by ``ca``.
     let intermediate: Identity
@@ -427,8 +427,9 @@ struct TLSEcho: Decodable, Sendable, Hashable {
 
 // MARK: - Processes
 
-/// A `Process` shared between the test and Foundation's termination callback.
-private final class ProcessBox: Sendable {
+/// A `Process` shared between the test and Foundation's termination callback (also used by the HTTP/2
+/// servers' wrappers).
+final class ProcessBox: Sendable {
     private struct State {
         var input: FileHandle?
         var exited = false
@@ -453,6 +454,20 @@ private final class ProcessBox: Sendable {
             return state.waiters
         }
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// Writes to the process's stdin; false once it is closed or the write fails.
+    @discardableResult
+    func write(_ text: String) -> Bool {
+        state.withLock { state in
+            guard let input = state.input else { return false }
+            do {
+                try input.write(contentsOf: Data(text.utf8))
+                return true
+            } catch {
+                return false
+            }
+        }
     }
 
     func closeInput() {
