@@ -7,8 +7,8 @@
 // runs `nghttpd` (package nghttp2-server) on a free port, with a document root of its own. Both exit
 // when this process does: they watch their stdin, a pipe only this process writes to.
 
+import CurlewEngine
 import Foundation
-import Synchronization
 
 // MARK: - h2_server.py
 
@@ -52,7 +52,7 @@ final class H2TestServer: Sendable {
     private let output: LineReader
     private let standardErrorFile: String
     /// One `stats` exchange at a time, so answers pair with questions.
-    private let statsLock = Mutex(())
+    private let statsLock = Locked(())
 
     private init(port: Int, isTLS: Bool, process: ProcessBox, output: LineReader, standardErrorFile: String) {
         self.port = port
@@ -463,7 +463,7 @@ final class LineReader: Sendable {
         var nextID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())  // a pthread mutex, which the thread sanitizer understands
 
     init(_ handle: FileHandle) {
         Thread.detachNewThread { [self] in

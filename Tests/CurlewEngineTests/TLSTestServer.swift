@@ -94,8 +94,10 @@ struct TLSFixtures: Sendable {
     /// The CN of ``client``.
     static let clientCommonName = "curlew-test-client"
 
-    private static let cache = Mutex<Task<TLSFixtures, any Error>?>(nil)
-    private static let directoryToRemove = Mutex<String?>(nil)
+    // `Locked` (a pthread mutex), not `Mutex`: the thread sanitizer cannot see `Mutex`'s futex and
+    // reported the first concurrent calls from several suites as a race.
+    private static let cache = Locked<Task<TLSFixtures, any Error>?>(nil)
+    private static let directoryToRemove = Locked<String?>(nil)
 
     /// The fixtures of this test process, made on first use (in a fraction of a second) and shared.
     static func shared() async throws -> TLSFixtures {
@@ -437,11 +439,11 @@ final class ProcessBox: Sendable {
     }
 
     private let process: Process
-    private let state: Mutex<State>
+    private let state: Locked<State>  // a pthread mutex, which the thread sanitizer understands
 
     init(_ process: Process, input: FileHandle?) {
         self.process = process
-        state = Mutex(State(input: input))
+        state = Locked(State(input: input))
         process.terminationHandler = { [weak self] _ in self?.markExited() }
     }
 
