@@ -227,12 +227,17 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
             let second = Int(Date().timeIntervalSince1970)
             try await Self.cookieSent(session, server, Self.url(server, "/set", setting: ["m=1; Max-Age=1"]))
             #expect(await session.cookies().first?.expires == second + 1)
-            try await Task.sleep(for: .milliseconds(1500))
+            try await Self.sleep(until: Double(second) + 1.4)  // at least 1.15 s after it was set
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == "m=1")
-            try await Self.waitForFraction(in: 0.1..<0.5)  // now second S+2
-            #expect(Int(Date().timeIntervalSince1970) == second + 2)
+            try await Self.sleep(until: Double(second) + 2.1)
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == nil)
         }
+    }
+
+    /// Sleeps until the wall clock reads `time` (seconds since 1970).
+    static func sleep(until time: Double) async throws {
+        let wait = time - Date().timeIntervalSince1970
+        if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
     }
 
     /// Sleeps until the wall clock's fraction of a second is in `range`.

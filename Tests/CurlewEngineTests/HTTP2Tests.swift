@@ -276,8 +276,9 @@ import Testing
                 }
                 #expect(stats.requests == (warm ? 501 : 500))
                 #expect(stats.protocolErrors.isEmpty)
-                // Never over the server's own limit on any connection, and the first one is filled.
-                #expect(stats.peakStreams == 250)
+                // Never over the server's own limit on any connection (on this machine the first one is
+                // filled, 250; under the thread sanitizer 233 was seen).
+                #expect((2...250).contains(stats.peakStreams))
                 #expect(Set(reports.map(\.1.connection)).count == stats.connections)
                 #expect(engine.connectionsOpened == stats.connections)
                 #expect(engine.peakOpenConnections <= 64)
@@ -391,27 +392,33 @@ import Testing
                 let outcomes = try await held
                 let reports = outcomes.compactMap { try? $0.get() }
                 #expect(reports.count == 4, "\(outcomes)")
-                // The kept one on connection 1; each retry on a connection of its own (libcurl 7.88.1
-                // waits for no connection being set up once the host is known to multiplex).
-                #expect(reports.map(\.connection).sorted() == [1, 2, 3, 4])
+                // The kept one on connection 1, the retries on new ones: usually one each ([1, 2, 3, 4]:
+                // libcurl 7.88.1 waits for no connection being set up once the host is known to
+                // multiplex), sometimes fewer when one is up before the next retry looks (seen under
+                // the thread sanitizer: [1, 2, 2, 2]).
+                let connections = reports.map(\.connection).sorted()
+                #expect(connections.first == 1)
+                #expect(connections.dropFirst().allSatisfy { $0 > 1 })
                 let (_, later) = try await Self.report(session, server.url("/ok"))
-                #expect([2, 3, 4].contains(later.connection))
+                #expect(later.connection > 1)
                 let stats = try await server.stats()
                 #expect(stats.goawaysSent == 1)
                 #expect(before.connections == 1)
-                #expect(stats.connections == 4)
+                #expect((2...4).contains(stats.connections))
+                #expect(stats.connections == Set(connections + [later.connection]).count)
                 #expect(stats.requests == 1 + 4 + 1 + 3 + 1)  // the three unprocessed ones twice
                 print("HTTP2Tests: GOAWAY keep=1: retried on connections \(reports.map(\.connection).sorted()), later on \(later.connection), server connections \(stats.connections)")
             }
         }
     }
 
-    @Test func goawayKeepingNothingFailsTheUnprocessedRequest() async throws {
-        // GOAWAY with last-stream-id 0 while one request is in progress. libcurl 7.88.1 handles the
-        // refusal nghttp2 reports for it (REFUSED_STREAM, which it would retry) only after it finds the
-        // session has nothing left to do, and fails the request with CURLE_HTTP2 (16): the engine's
-        // `.http2ConnectionFailed`. (With several unprocessed requests the last one handled fails this way
-        // and the others are retried; which one is a matter of timing, so that case is not asserted.)
+    @Test func goawayKeepingNothingFailsOrRetriesTheUnprocessedRequest() async throws {
+        // GOAWAY with last-stream-id 0 while one request is in progress. nghttp2 reports the request
+        // refused (REFUSED_STREAM, which libcurl retries); whether libcurl 7.88.1 gets to that depends on
+        // timing: when it first finds that the session has nothing left to do it fails the request with
+        // CURLE_HTTP2 (16), the engine's `.http2ConnectionFailed` (every run of 12 on this machine);
+        // when the connection is already marked for closing it ends the transfer quietly and retries it
+        // on a new connection (1 run of 3 under the thread sanitizer). Either way exactly, nothing else.
         let fixtures = try await TLSFixtures.shared()
         try await withH2TestServer(.tls(fixtures.leaf)) { server in
             try await Self.withSession(Self.configuration(fixtures)) { session in
@@ -422,19 +429,23 @@ import Testing
                 let (_, goaway) = try await Self.report(session, server.url("/goaway?keep=0"))
                 #expect(goaway.connection == warmUp.connection)
                 let outcome = await held
-                guard case .failure(let error) = outcome else {
-                    Issue.record("the unprocessed request succeeded: \(outcome)")
-                    return
+                switch outcome {
+                case .failure(let error):
+                    #expect(error.code == .http2ConnectionFailed, "\(error)")
+                    #expect(error.curlCode == 16)
+                    #expect(error.message == "Error in the HTTP2 framing layer")
+                case .success(let report):
+                    #expect(report.connection == 2)
+                    #expect(report.stream == 1)
                 }
-                #expect(error.code == .http2ConnectionFailed, "\(error)")
-                #expect(error.curlCode == 16)
-                #expect(error.message == "Error in the HTTP2 framing layer")
                 let (_, later) = try await Self.report(session, server.url("/ok"))
                 #expect(later.connection == 2)
                 let stats = try await server.stats()
                 #expect(stats.goawaysSent == 1)
                 #expect(stats.connections == 2)
-                #expect(stats.requests == 4)  // warm-up, the unprocessed one (not sent again), /goaway, later
+                // warm-up, the unprocessed one (twice when retried), /goaway, later
+                #expect(stats.requests == (outcome.isSuccess ? 5 : 4))
+                print("HTTP2Tests: GOAWAY keep=0: \(outcome)")
             }
         }
     }
@@ -502,5 +513,12 @@ import Testing
                 #expect(response.body == body)
             }
         }
+    }
+}
+
+extension Result {
+    var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
     }
 }
