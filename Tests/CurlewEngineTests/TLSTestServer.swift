@@ -64,7 +64,7 @@ struct TLSFixtures: Sendable {
     let caHashedDirectory: String
     /// The CA's OpenSSL subject hash (`openssl x509 -hash`).
     let caSubjectHash: String
-    /// `localhost` and `127.0.0.1`, signed by ``ca``.
+    /// `localhost`, `127.0.0.1`, `a.test` and `*.a.test`, signed by ``ca``.
     let leaf: Identity
     /// An intermediate CA (pathlen 0) signed by ``ca``.
     let intermediate: Identity
@@ -94,8 +94,10 @@ struct TLSFixtures: Sendable {
     /// The CN of ``client``.
     static let clientCommonName = "curlew-test-client"
 
-    private static let cache = Mutex<Task<TLSFixtures, any Error>?>(nil)
-    private static let directoryToRemove = Mutex<String?>(nil)
+    // `Locked` (a pthread mutex), not `Mutex`: the thread sanitizer cannot see `Mutex`'s futex and
+    // reported the first concurrent calls from several suites as a race.
+    private static let cache = Locked<Task<TLSFixtures, any Error>?>(nil)
+    private static let directoryToRemove = Locked<String?>(nil)
 
     /// The fixtures of this test process, made on first use (in a fraction of a second) and shared.
     static func shared() async throws -> TLSFixtures {
@@ -427,8 +429,9 @@ struct TLSEcho: Decodable, Sendable, Hashable {
 
 // MARK: - Processes
 
-/// A `Process` shared between the test and Foundation's termination callback.
-private final class ProcessBox: Sendable {
+/// A `Process` shared between the test and Foundation's termination callback (also used by the HTTP/2
+/// servers' wrappers).
+final class ProcessBox: Sendable {
     private struct State {
         var input: FileHandle?
         var exited = false
@@ -436,11 +439,11 @@ private final class ProcessBox: Sendable {
     }
 
     private let process: Process
-    private let state: Mutex<State>
+    private let state: Locked<State>  // a pthread mutex, which the thread sanitizer understands
 
     init(_ process: Process, input: FileHandle?) {
         self.process = process
-        state = Mutex(State(input: input))
+        state = Locked(State(input: input))
         process.terminationHandler = { [weak self] _ in self?.markExited() }
     }
 
@@ -453,6 +456,20 @@ private final class ProcessBox: Sendable {
             return state.waiters
         }
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// Writes to the process's stdin; false once it is closed or the write fails.
+    @discardableResult
+    func write(_ text: String) -> Bool {
+        state.withLock { state in
+            guard let input = state.input else { return false }
+            do {
+                try input.write(contentsOf: Data(text.utf8))
+                return true
+            } catch {
+                return false
+            }
+        }
     }
 
     func closeInput() {

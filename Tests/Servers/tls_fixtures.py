@@ -20,7 +20,8 @@ library, the `cryptography` package and the `openssl` command (for the CA's subj
 Names (each certificate `X` also has `X.key`):
   ca                          root CA, self-signed, CA:TRUE
   ca.hashed                   directory holding ca.pem as `<subject hash>.0` (CAPATH layout)
-  leaf                        localhost + 127.0.0.1, signed by ca; leaf.chain is the leaf alone
+  leaf                        localhost + 127.0.0.1 + a.test + *.a.test (the cookie tests' hosts), signed
+                              by ca; leaf.chain is the leaf alone
   intermediate                CA:TRUE (pathlen 0), signed by ca
   leaf_via_intermediate       localhost + 127.0.0.1, signed by intermediate;
                               leaf_via_intermediate.chain is leaf + intermediate (what a server sends)
@@ -49,6 +50,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 CLIENT_KEY_PASSWORD = "curlew-client-key-password"
 SERVER_NAMES = ["localhost", "127.0.0.1"]
+# The cookie tests reach loopback as `a.test` and `b.a.test` (host overrides), over https too.
+LEAF_NAMES = SERVER_NAMES + ["a.test", "*.a.test"]
 
 
 class Issued:
@@ -177,7 +180,7 @@ def generate(directory):
         "ca": ca,
         "intermediate": intermediate,
         "other_ca": other_ca,
-        "leaf": make_certificate("localhost", issuer=ca, names=SERVER_NAMES, usage=server_auth),
+        "leaf": make_certificate("localhost", issuer=ca, names=LEAF_NAMES, usage=server_auth),
         "leaf_via_intermediate": make_certificate(
             "localhost", issuer=intermediate, names=SERVER_NAMES, usage=server_auth
         ),
