@@ -208,12 +208,8 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
             #expect(cookies.first?.expires == before + 1)
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == "m=1")
             try await Task.sleep(for: .milliseconds(1500))
-            // ENGINE BUG (known issue): `cookies()` still lists the expired cookie until a request purges it.
-            let listed = await session.cookies()
-            withKnownIssue("cookies() lists an expired cookie until a request purges it") {
-                #expect(listed.isEmpty)
-            }
-            #expect(listed == [Cookie(domain: "a.test", expires: before + 1, name: "m", value: "1")])
+            // Listed no more, though libcurl keeps it until a request makes it purge expired cookies.
+            #expect(await session.cookies().isEmpty)
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == nil)
             #expect(await session.cookies().isEmpty)
         }
@@ -256,16 +252,9 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
             let sent2 = try await Self.cookieSent(session, server, Self.url(server, "/echo"))
             #expect(Self.pairs(sent2) == ["d=1", "keep=1"])
             try await Self.cookieSent(session, server, Self.url(server, "/set", setting: ["d=1; Max-Age=0"]))
-            // ENGINE BUG (known issue): `cookies()` lists the deleted cookie (expires 1, i.e. 1970) until
-            // a request to its host makes libcurl purge expired cookies: CURLINFO_COOKIELIST does not.
-            let listed = Set(await session.cookies())
-            withKnownIssue("cookies() lists a cookie deleted by Max-Age=0 until a request purges it") {
-                #expect(listed == [Cookie(domain: "a.test", name: "keep", value: "1")])
-            }
-            #expect(
-                listed == [
-                    Cookie(domain: "a.test", name: "keep", value: "1"), Cookie(domain: "a.test", expires: 1, name: "d", value: "1"),
-                ])
+            // libcurl keeps the deleted cookie (expires 1, i.e. 1970) until a request to its host purges
+            // expired cookies; the list leaves it out at once.
+            #expect(await session.cookies() == [Cookie(domain: "a.test", name: "keep", value: "1")])
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == "keep=1")
             #expect(await session.cookies() == [Cookie(domain: "a.test", name: "keep", value: "1")])
         }
@@ -441,13 +430,9 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
         try await server.shutdown()
     }
 
-    /// ENGINE BUG (known issue): a file jar's flush (``CurlSession/flushCookies()`` and shutdown) first
-    /// loads the file again, because the jar's handle keeps the file in CURLOPT_COOKIEFILE and libcurl
-    /// 7.88.1's `Curl_flush_cookies` calls `Curl_cookie_loadfiles` before writing. Cookies the session
-    /// deleted or cleared since the last flush come back from the file (cookies it changed do not: a
-    /// cookie set by a response beats one read from a file). Observed: after `Max-Age=0` and a request,
-    /// then a flush, `gone=1` is back in `cookies()`, is sent, and stays in the file; after
-    /// `clearCookies()` and a flush, `cookies()` holds `v=2` again and so does the file.
+    /// libcurl 7.88.1's `Curl_flush_cookies` reads every file in CURLOPT_COOKIEFILE again before it writes
+    /// the jar, so a jar handle that kept its file there would bring back, at each flush, cookies deleted
+    /// or cleared since the last one. The engine loads the file once and then forgets it.
     @Test func aFileJarDoesNotBringBackWhatWasDeletedOrCleared() async throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("curlew-cookies-\(getpid())-\(UUID().uuidString.prefix(8))").path
@@ -472,15 +457,9 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
         let afterFlush = Set(await session.cookies())
         let fileAfterFlush = try Self.cookieLines(path)
         let sentAfterFlush = try await Self.pairs(Self.cookieSent(session, server, Self.url(server, "/echo")))
-        withKnownIssue("a file jar's flush loads the file again: a deleted cookie comes back") {
-            #expect(afterFlush == [Cookie(domain: "a.test", name: "v", value: "2")])
-            #expect(fileAfterFlush == [v2])
-            #expect(sentAfterFlush == ["v=2"])
-        }
-        // What happens instead: the changed cookie keeps its new value, the deleted one is back.
-        #expect(afterFlush == [Cookie(domain: "a.test", name: "v", value: "2"), Cookie(domain: "a.test", name: "gone", value: "1")])
-        #expect(fileAfterFlush == [gone, v2])
-        #expect(sentAfterFlush == ["v=2", "gone=1"])
+        #expect(afterFlush == [Cookie(domain: "a.test", name: "v", value: "2")])
+        #expect(fileAfterFlush == [v2])
+        #expect(sentAfterFlush == ["v=2"])
 
         // Cleared, then flushed: the jar and the file should hold nothing.
         await session.clearCookies()
@@ -488,13 +467,13 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
         await session.flushCookies()
         let afterClear = Set(await session.cookies())
         let fileAfterClear = try Self.cookieLines(path)
-        withKnownIssue("a file jar's flush loads the file again: cleared cookies come back") {
-            #expect(afterClear.isEmpty)
-            #expect(fileAfterClear == [])
-        }
-        #expect(afterClear == [Cookie(domain: "a.test", name: "v", value: "2"), Cookie(domain: "a.test", name: "gone", value: "1")])
-        #expect(fileAfterClear == [gone, v2])
+        #expect(afterClear.isEmpty)
+        #expect(fileAfterClear == [])
         await session.shutdown()
+        // A new session over the same file starts from what was last written.
+        let reopened = try CurlSession(configuration: Self.configuration(.file(path), ports: [server.port]))
+        #expect(await reopened.cookies().isEmpty)
+        await reopened.shutdown()
         try await server.shutdown()
     }
 }

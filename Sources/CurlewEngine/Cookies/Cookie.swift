@@ -34,6 +34,12 @@ public struct Cookie: Sendable, Hashable {
         self.value = value
     }
 
+    /// Whether it has expired at `now` (seconds since 1970), the test libcurl applies before sending it.
+    func hasExpired(at now: Int) -> Bool {
+        guard let expires else { return false }
+        return expires < now
+    }
+
     /// Parses a line of libcurl's cookie list (the Netscape cookie-file format).
     init?(netscapeLine line: String) {
         var text = Substring(line)

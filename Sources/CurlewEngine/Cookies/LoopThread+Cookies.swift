@@ -3,6 +3,10 @@
 import CCurl
 import CCurlShims
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What callers ask of the cookie jar.
 enum CookieCommand: Sendable {
     /// Every cookie.
@@ -23,10 +27,15 @@ extension LoopThread {
         _ = curlew_easy_setopt_share(handle.raw, share)
         switch defaults.cookieStorage {
         case .file(let path):
+            // Loads the file into the shared jar once, now rather than at the first transfer.
             handle.set(CURLOPT_COOKIEFILE, string: path)
-            handle.set(CURLOPT_COOKIEJAR, string: path)
-            // Loads the file into the shared jar now, not at the first transfer.
             handle.set(CURLOPT_COOKIELIST, string: "RELOAD")
+            // libcurl reads every cookie file again before each write, which would bring back cookies
+            // deleted or cleared since: forget the file list (this detaches the handle from the jar)
+            // and attach the share again before naming the file to write.
+            handle.set(CURLOPT_COOKIEFILE, nil)
+            _ = curlew_easy_setopt_share(handle.raw, share)
+            handle.set(CURLOPT_COOKIEJAR, string: path)
         case .inMemory, .disabled:
             handle.set(CURLOPT_COOKIEFILE, string: "")
         }
@@ -51,8 +60,13 @@ extension LoopThread {
             defer { curl_slist_free_all(list) }
             var cookies: [Cookie] = []
             var node = list
+            // libcurl drops expired cookies only when it next matches or adds one; callers should never
+            // see a cookie a request would no longer send.
+            let now = time(nil)
             while let current = node {
-                if let data = current.pointee.data, let cookie = Cookie(netscapeLine: String(cString: data)) {
+                if let data = current.pointee.data, let cookie = Cookie(netscapeLine: String(cString: data)),
+                    !cookie.hasExpired(at: now)
+                {
                     cookies.append(cookie)
                 }
                 node = current.pointee.next

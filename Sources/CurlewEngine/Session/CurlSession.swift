@@ -165,7 +165,8 @@ public final class CurlSession: HTTPTransport, Sendable {
         await loop.hostStatistics()
     }
 
-    /// Every cookie in the session's jar (empty without one: see ``SessionConfiguration/cookies``).
+    /// Every cookie in the session's jar that has not expired (empty without a jar: see
+    /// ``SessionConfiguration/cookies``).
     public func cookies() async -> [Cookie] {
         await loop.cookies(.list)
     }
