@@ -353,15 +353,23 @@ private let second: UInt64 = 1_000_000_000
         // HTTP/2 with 3 streams on the one open connection: full, so one transfer opens a second.
         #expect(h.learned(multiplexes: true, streams: 3, open: 1) == ["start r4 shard 0 opens"])
         #expect(h.machine.mode(of: "a") == .multiplexed(streams: 3))
-        // The second connection opens: one more stream fits (6 capacity), then it waits for the opener.
-        #expect(h.connections(2) == ["start r5 shard 0"])
-        #expect(h.machine.counts(for: "a") == (queued: 4, running: 6))
-        // The opener's response arrives: the next transfer may open a third connection.
-        #expect(h.ready() == ["start r6 shard 0 opens"])
-        // Its connection opens: two more streams fit; a tenth would need a fourth connection, and the
-        // opener of the third has not answered yet.
-        #expect(h.connections(3) == ["start r7 shard 0", "start r8 shard 0"])
-        #expect(h.machine.counts(for: "a") == (queued: 1, running: 9))
+        // The second connection opens but adds no room until its first response: libcurl 7.88 would open
+        // a connection of its own for every transfer that found the first full and this one connecting.
+        #expect(h.connections(2) == [])
+        #expect(h.machine.counts(for: "a") == (queued: 5, running: 5))
+        // The opener's response arrives: one more stream fits (6), then the next opens a third connection.
+        #expect(h.ready() == ["start r5 shard 0", "start r6 shard 0 opens"])
+        #expect(h.connections(3) == [])
+        // The third answers: two more streams fit, and the last opens the fourth (perKey).
+        #expect(h.ready() == ["start r7 shard 0", "start r8 shard 0", "start r9 shard 0 opens"])
+        #expect(h.machine.counts(for: "a") == (queued: 0, running: 10))
+        #expect(h.connections(4) == [])
+        #expect(h.submit("r10", multiplex: true).1 == [])
+        // The fourth answers: r10 and one more fit (12 streams); then only freed streams admit more.
+        #expect(h.ready() == ["start r10 shard 0"])
+        #expect(h.submit("r11", multiplex: true).1 == ["start r11 shard 0"])
+        #expect(h.submit("r12", multiplex: true).1 == [])
+        #expect(h.machine.counts(for: "a") == (queued: 1, running: 12))
     }
 
     @Test func aHostThatTurnsOutToBeHTTP1GetsItsConnectionLimit() {

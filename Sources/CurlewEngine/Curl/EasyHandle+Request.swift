@@ -33,7 +33,12 @@ extension TransferContext {
         easy.set(CURLOPT_HTTP_VERSION, defaults.curlHTTPVersion(key))
         // Wait for a connection being made to this host rather than open another, when it may carry
         // several requests: a burst then shares one HTTP/2 connection.
-        if defaults.mayMultiplex(key) { easy.set(CURLOPT_PIPEWAIT, 1) }
+        if defaults.mayMultiplex(key) {
+            easy.set(CURLOPT_PIPEWAIT, 1)
+        } else if defaults.needsOwnConnection(key) {
+            easy.set(CURLOPT_FRESH_CONNECT, 1)
+            easy.set(CURLOPT_FORBID_REUSE, 1)
+        }
         if key.isHTTPS { easy.applyTLS(defaults.tls, host: key.host, options: options) }
         if !options.isEmpty {
             if let connect = options.connectTimeout { easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, connect.milliseconds)) }

@@ -105,6 +105,11 @@ final class HandleDefaults {
     let connectTimeoutMilliseconds: Int
     /// The HTTP versions used.
     let httpVersion: HTTPVersionPolicy
+    /// Whether a cleartext prior-knowledge connection can carry more than one request. libcurl before
+    /// 8.0.0 (curl/curl#10634) adds a second HTTP/2 layer to such a connection when another transfer
+    /// uses it, which breaks it with "Error in the HTTP2 framing layer"; there each request gets a
+    /// connection of its own.
+    let priorKnowledgeReusesConnections: Bool
     /// The session's TLS options, worked out once.
     let tls: TLSSetup
     let maxIdleSeconds: Int?
@@ -139,9 +144,15 @@ final class HandleDefaults {
     /// on the loop thread.
     private(set) var sharedHeaderList: UnsafeMutablePointer<curl_slist>?
 
+    /// See `priorKnowledgeReusesConnections`: fixed in libcurl 8.0.0.
+    static var libcurlReusesPriorKnowledgeConnections: Bool {
+        (curlew_version_info()?.pointee.version_num ?? 0) >= 0x08_00_00
+    }
+
     init(_ configuration: SessionConfiguration) {
         connectTimeoutMilliseconds = max(1, configuration.connectTimeout.milliseconds)
         httpVersion = configuration.httpVersion
+        priorKnowledgeReusesConnections = Self.libcurlReusesPriorKnowledgeConnections
         tls = TLSSetup(configuration.tls)
         let connections = configuration.connections
         maxIdleSeconds = connections.maxIdleTime.map { max(1, $0.wholeSecondsRoundedUp) }
@@ -189,13 +200,19 @@ final class HandleDefaults {
     }
 
     /// Whether transfers to `key` may share a connection (HTTP/2): https unless HTTP/1.1 only, or plain
-    /// http with prior knowledge.
+    /// http with prior knowledge where libcurl can reuse such connections.
     func mayMultiplex(_ key: PoolKey) -> Bool {
         switch httpVersion {
         case .automatic: key.isHTTPS
         case .http1Only: false
-        case .http2PriorKnowledge: true
+        case .http2PriorKnowledge: key.isHTTPS || priorKnowledgeReusesConnections
         }
+    }
+
+    /// Whether every transfer to `key` needs a connection of its own, closed after it: cleartext prior
+    /// knowledge with a libcurl that cannot reuse those connections (see `priorKnowledgeReusesConnections`).
+    func needsOwnConnection(_ key: PoolKey) -> Bool {
+        httpVersion == .http2PriorKnowledge && !key.isHTTPS && !priorKnowledgeReusesConnections
     }
 
     /// `CURLOPT_HTTP_VERSION` for a transfer to `key`. Plain http is pinned to HTTP/1.1 unless prior

@@ -51,8 +51,9 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         /// The server reset this request's HTTP/2 stream (RST_STREAM); other requests on the connection
         /// are unaffected. (A stream the server refused before processing it is retried by libcurl.)
         public static let streamReset = Code("streamReset")
-        /// The HTTP/2 connection failed: a framing error, or the server sent GOAWAY before processing this
-        /// request (which may then be sent again; later requests use a new connection).
+        /// The HTTP/2 connection failed: a framing error libcurl detected, or the server sent GOAWAY before
+        /// processing this request (which may then be sent again; later requests use a new connection).
+        /// A server that ends the connection before answering gives ``connectionClosed``.
         public static let http2ConnectionFailed = Code("http2ConnectionFailed")
         /// Any other libcurl failure; ``TransportError/curlCode`` holds curl's code.
         public static let curl = Code("curl")

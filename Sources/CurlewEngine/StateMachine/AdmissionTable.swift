@@ -32,6 +32,15 @@ struct AdmissionTable<Key: Hashable> {
         /// transfer admitted to open another is still waiting for it.
         var openConnections = 0
         var openerPending = false
+        /// `openConnections` when the pending opener started: its connection adds no room until it is
+        /// ready, since libcurl 7.88 makes every transfer that finds the others full and this one still
+        /// connecting open a connection of its own.
+        var connectionsBeforeOpener = 0
+
+        /// The connections new streams may join: those open, less one the pending opener is setting up.
+        var usableConnections: Int {
+            openerPending ? min(openConnections, connectionsBeforeOpener) : openConnections
+        }
         /// What this key adds to `connections` (the total limit's count).
         var counted = 0
         /// The shard this key's transfers use when they may not spread; -1 until first needed.
@@ -110,6 +119,7 @@ struct AdmissionTable<Key: Hashable> {
         if case .multiplexed = keys[index].mode, needsNewConnection(index) {
             opensConnection = true
             keys[index].openerPending = true
+            keys[index].connectionsBeforeOpener = keys[index].openConnections
         }
         keys[index].running += 1
         recount(index)
@@ -241,7 +251,7 @@ struct AdmissionTable<Key: Hashable> {
         case .unknown:
             return state.running < (perKey == 0 ? Self.firstBurst : min(perKey, Self.firstBurst))
         case .multiplexed(let streams):
-            if state.running < state.openConnections * streams { return true }
+            if state.running < state.usableConnections * streams { return true }
             return !state.openerPending && (perKey == 0 || state.openConnections < perKey)
         }
     }
@@ -256,7 +266,7 @@ struct AdmissionTable<Key: Hashable> {
     private func needsNewConnection(_ index: Int) -> Bool {
         switch keys[index].mode {
         case .single, .unknown: true
-        case .multiplexed(let streams): keys[index].running >= keys[index].openConnections * streams
+        case .multiplexed(let streams): keys[index].running >= keys[index].usableConnections * streams
         }
     }
 
