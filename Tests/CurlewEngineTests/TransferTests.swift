@@ -16,9 +16,10 @@ import Testing
         let transfer = try makeTransfer()
         #expect(transfer.markCancelled() == false)  // nothing for the loop to abort yet
         let attached = Locked<Bool?>(nil)
-        let outcome = await withUnsafeContinuation { continuation in
+        await withUnsafeContinuation { continuation in
             attached.withLock { $0 = transfer.attach(continuation) }
         }
+        let outcome = transfer.takeOutcome()
         #expect(attached.withLock { $0 } == false)
         guard case .failure(let error) = outcome else { Issue.record("expected failure"); return }
         #expect(error.code == .cancelled)
@@ -26,11 +27,12 @@ import Testing
 
     @Test func finishResumesOnceAndLaterCallsDoNothing() async throws {
         let transfer = try makeTransfer()
-        let outcome = await withUnsafeContinuation { continuation in
+        await withUnsafeContinuation { continuation in
             #expect(transfer.attach(continuation))
             transfer.finish(.success(TransportResponse(status: .ok)))
             transfer.finish(.failure(TransportError(.curl, message: "second")))  // ignored
         }
+        let outcome = transfer.takeOutcome()
         guard case .success(let response) = outcome else { Issue.record("expected success"); return }
         #expect(response.status == .ok)
         #expect(transfer.markCancelled() == false)  // already finished: nothing to abort
@@ -38,14 +40,15 @@ import Testing
 
     @Test func cancelAfterAttachAsksTheLoopToAbort() async throws {
         let transfer = try makeTransfer()
-        let outcome = await withUnsafeContinuation { continuation in
+        await withUnsafeContinuation { continuation in
             #expect(transfer.attach(continuation))
             #expect(transfer.markCancelled() == true)
             #expect(transfer.isCancelled)
             transfer.finish(.failure(TransportError(.cancelled, message: "aborted")))
         }
-        guard case .failure(let error) = outcome else { Issue.record("expected failure"); return }
+        guard case .failure(let error) = transfer.takeOutcome() else { Issue.record("expected failure"); return }
         #expect(error.code == .cancelled)
+        #expect(error.message == "aborted")
     }
 
     @Test func headParserKeepsFinalHeadOnly() {

@@ -21,9 +21,9 @@ final class EventLoop: Sendable {
         /// Its task was cancelled.
         case cancel(Transfer)
         /// Reply with the per-host figures.
-        case hostStatistics(UnsafeContinuation<[HostStatistics], Never>)
+        case hostStatistics(LoopReply<[HostStatistics]>)
         /// Read or change the cookie jar; reply with the cookies listed (empty for the other commands).
-        case cookies(CookieCommand, UnsafeContinuation<[Cookie], Never>)
+        case cookies(CookieCommand, LoopReply<[Cookie]>)
         /// Cancel everything and exit.
         case shutdown
     }
@@ -137,16 +137,16 @@ final class EventLoop: Sendable {
 
     /// The per-host figures, from the loop thread; empty once the loop has stopped.
     func hostStatistics() async -> [HostStatistics] {
-        await withUnsafeContinuation { continuation in
-            if !enqueue(.hostStatistics(continuation)) { continuation.resume(returning: []) }
-        }
+        await LoopReply.wait { reply in
+            if !enqueue(.hostStatistics(reply)) { reply.send([]) }
+        } ?? []
     }
 
     /// Runs a cookie-jar command on the loop thread; empty once the loop has stopped.
     func cookies(_ command: CookieCommand) async -> [Cookie] {
-        await withUnsafeContinuation { continuation in
-            if !enqueue(.cookies(command, continuation)) { continuation.resume(returning: []) }
-        }
+        await LoopReply.wait { reply in
+            if !enqueue(.cookies(command, reply)) { reply.send([]) }
+        } ?? []
     }
 
     /// CPU time the loop thread has used so far.

@@ -204,8 +204,8 @@ final class LoopThread {
             switch command {
             case .submit(let transfer): submit(transfer)
             case .cancel(let transfer): cancel(transfer)
-            case .hostStatistics(let continuation): continuation.resume(returning: hostStatistics())
-            case .cookies(let command, let continuation): continuation.resume(returning: perform(command))
+            case .hostStatistics(let reply): reply.send(hostStatistics())
+            case .cookies(let command, let reply): reply.send(perform(command))
             case .shutdown: exiting = true
             }
         }
@@ -330,8 +330,8 @@ final class LoopThread {
         for command in leftovers {
             switch command {
             case .submit(let transfer): transfer.finish(.failure(transfer.request.error(.sessionShutDown, reason)))
-            case .hostStatistics(let continuation): continuation.resume(returning: [])
-            case .cookies(_, let continuation): continuation.resume(returning: [])
+            case .hostStatistics(let reply): reply.send([])
+            case .cookies(_, let reply): reply.send([])
             case .cancel, .shutdown: continue
             }
         }

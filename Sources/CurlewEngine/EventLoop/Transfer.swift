@@ -2,16 +2,19 @@
 
 /// The part of a transfer shared between the calling task and the loop thread.
 ///
-/// It holds the continuation and the cancellation flag under one lock, so that the continuation is
-/// resumed exactly once whichever of submission, completion, cancellation or shutdown comes first.
+/// It holds the continuation, the cancellation flag and the outcome under one lock, so that the
+/// continuation is resumed exactly once whichever of submission, completion, cancellation or shutdown
+/// comes first, and the outcome built on the loop thread reaches the task through that lock (which the
+/// thread sanitizer sees, unlike the concurrency runtime's own ordering).
 final class Transfer: Sendable {
     typealias Outcome = TransferOutcome
-    typealias Continuation = UnsafeContinuation<Outcome, Never>
+    typealias Continuation = UnsafeContinuation<Void, Never>
 
     private struct State {
         var continuation: Continuation?
         var cancelled = false
         var finished = false
+        var outcome: Outcome?
         /// The loop's identifier, once the loop has taken the submission.
         var id: TransferID?
     }
@@ -50,12 +53,13 @@ final class Transfer: Sendable {
         let cancelled = state.withLock { state -> Bool in
             if state.cancelled {
                 state.finished = true
+                state.outcome = .failure(request.error(.cancelled, "the task was cancelled"))
                 return true
             }
             state.continuation = continuation
             return false
         }
-        if cancelled { continuation.resume(returning: .failure(request.error(.cancelled, "the task was cancelled"))) }
+        if cancelled { continuation.resume() }
         return !cancelled
     }
 
@@ -70,20 +74,30 @@ final class Transfer: Sendable {
     /// Whether the calling task has asked to cancel.
     var isCancelled: Bool { state.withLock { $0.cancelled } }
 
-    /// Resumes the caller with the outcome. Later calls do nothing.
+    /// Stores the outcome and resumes the caller. Later calls do nothing.
     func finish(_ outcome: Outcome) {
         let continuation = state.withLock { state -> Continuation? in
             guard !state.finished else { return nil }
             state.finished = true
+            state.outcome = outcome
             defer { state.continuation = nil }
             return state.continuation
         }
-        continuation?.resume(returning: outcome)
+        continuation?.resume()
+    }
+
+    /// The outcome, once the caller has been resumed.
+    func takeOutcome() -> Outcome {
+        state.withLock { state in
+            defer { state.outcome = nil }
+            // Resumed only after an outcome was stored; the fallback keeps a broken invariant typed.
+            return state.outcome ?? .failure(request.error(.cancelled, "the transfer ended without an outcome"))
+        }
     }
 }
 
 /// How a transfer ended. One reference wide (`indirect` failure; the response is itself one reference),
-/// so handing it through the continuation moves a pointer: a `Result` carrying the error inline went
+/// so handing it over moves a pointer: a `Result` carrying the error inline went
 /// through generic value-witness copies on the loop thread (measured: about 1,000 instructions per
 /// request).
 enum TransferOutcome: Sendable {

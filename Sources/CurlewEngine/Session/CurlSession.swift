@@ -89,7 +89,7 @@ public final class CurlSession: HTTPTransport, Sendable {
     ) async throws(TransportError) -> TransportResponse {
         let transfer = Transfer(request: prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted)
         let loop = self.loop
-        let outcome = await withTaskCancellationHandler {
+        await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: Transfer.Continuation) in
                 guard transfer.attach(continuation) else { return }
                 if !loop.enqueue(.submit(transfer)) {
@@ -100,7 +100,7 @@ public final class CurlSession: HTTPTransport, Sendable {
             // Must not block: flag the transfer and, if the loop has it, queue an abort.
             if transfer.markCancelled() { loop.enqueue(.cancel(transfer)) }
         }
-        return try outcome.get()
+        return try transfer.takeOutcome().get()
     }
 
     /// Parses a URL for a redirect hop through the session's cache.
