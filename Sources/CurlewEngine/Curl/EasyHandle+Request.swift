@@ -39,7 +39,7 @@ extension TransferContext {
             easy.set(CURLOPT_FRESH_CONNECT, 1)
             easy.set(CURLOPT_FORBID_REUSE, 1)
         }
-        if key.isHTTPS { easy.applyTLS(defaults.tls, host: key.host, options: options) }
+        if key.isHTTPS { easy.applyTLS(defaults.tls, host: key.host, options: options, identities: &defaults.identityVariants) }
         if !options.isEmpty {
             if let connect = options.connectTimeout { easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, connect.milliseconds)) }
             if let path = options.unixSocketPath { easy.set(CURLOPT_UNIX_SOCKET_PATH, string: path) }

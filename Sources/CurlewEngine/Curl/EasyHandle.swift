@@ -112,6 +112,9 @@ final class HandleDefaults {
     let priorKnowledgeReusesConnections: Bool
     /// The session's TLS options, worked out once.
     let tls: TLSSetup
+    /// Client identities that share a certificate, kept apart in libcurl's connection and TLS session
+    /// caches.
+    var identityVariants = ClientIdentityVariants()
     let maxIdleSeconds: Int?
     let maxLifetimeSeconds: Int?
     let dnsCacheSeconds: Int?
@@ -155,8 +158,11 @@ final class HandleDefaults {
         priorKnowledgeReusesConnections = Self.libcurlReusesPriorKnowledgeConnections
         tls = TLSSetup(configuration.tls)
         let connections = configuration.connections
-        maxIdleSeconds = connections.maxIdleTime.map { max(1, $0.wholeSecondsRoundedUp) }
-        maxLifetimeSeconds = connections.maxLifetime.map { max(1, $0.wholeSecondsRoundedUp) }
+        // libcurl retires a connection when its idle time or age, truncated to whole seconds, is
+        // greater than the setting: one second less retires it once the limit (rounded up) has passed.
+        // A lifetime of 0 means no limit to libcurl, so the shortest lifetime it can enforce is 2 s.
+        maxIdleSeconds = connections.maxIdleTime.map { max(0, $0.wholeSecondsRoundedUp - 1) }
+        maxLifetimeSeconds = connections.maxLifetime.map { max(1, $0.wholeSecondsRoundedUp - 1) }
         dnsCacheSeconds = connections.dnsCacheTimeout.map { max(0, $0.wholeSecondsRoundedUp) }
         var resolve: UnsafeMutablePointer<curl_slist>?
         for override in connections.hostOverrides where !override.addresses.isEmpty {

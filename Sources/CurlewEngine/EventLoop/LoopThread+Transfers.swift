@@ -191,7 +191,8 @@ extension LoopThread {
             error.timeout = .total
             return error
         case .idleTimeout:
-            let idle = configuration.idleTimeout.map { "\($0)" } ?? "the idle timeout"
+            let limit = request.request.options.idleTimeout ?? configuration.idleTimeout
+            let idle = limit.map { "\($0)" } ?? "the idle timeout"
             var error = request.error(.timedOut, "no byte was sent or received for \(idle)")
             error.timeout = .idle
             return error

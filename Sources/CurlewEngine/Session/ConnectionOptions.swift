@@ -25,11 +25,12 @@ public struct ConnectionOptions: Sendable, Hashable {
         }
     }
 
-    /// Close a kept-alive connection that has been idle this long; nil: libcurl's default (118 s).
-    /// Whole seconds, rounded up.
+    /// Close a kept-alive connection that has been idle this long (whole seconds, rounded up) rather
+    /// than reuse it; nil: libcurl's default (a connection idle for 119 s is closed).
     public var maxIdleTime: Duration? = nil
     /// Close a connection this long after it was opened, once its current transfer ends (so a
-    /// long-lived pool follows DNS changes and load balancers); nil: no limit. Whole seconds, rounded up.
+    /// long-lived pool follows DNS changes and load balancers); nil: no limit. Whole seconds, rounded
+    /// up, and at least 2 s (libcurl counts whole seconds and takes 0 as no limit).
     public var maxLifetime: Duration? = nil
     /// How long resolved addresses are kept; nil: libcurl's default (60 s); `.zero`: never kept.
     /// Whole seconds, rounded up.

@@ -69,7 +69,7 @@ struct TLSSetup: Sendable {
 
 extension EasyHandle {
     /// Applies the session's TLS setup, with a request's own client identity and pins when it has them.
-    func applyTLS(_ setup: TLSSetup, host: String, options: TransferOptions) {
+    func applyTLS(_ setup: TLSSetup, host: String, options: TransferOptions, identities: inout ClientIdentityVariants) {
         set(CURLOPT_SSL_VERIFYPEER, setup.verifiesPeer ? 1 : 0)
         set(CURLOPT_SSL_VERIFYHOST, setup.verifiesPeer ? 2 : 0)
         set(CURLOPT_SSLVERSION, setup.minimumVersion)
@@ -78,15 +78,17 @@ extension EasyHandle {
         setOptionalString(CURLOPT_CAPATH, setup.caPath)
         if let blob = setup.caBlob { setBlob(CURLOPT_CAINFO_BLOB, blob) }
         if !setup.sessionResumption { set(CURLOPT_SSL_SESSIONID_CACHE, 0) }
-        if let identity = options.clientIdentity ?? setup.clientIdentity { apply(identity) }
+        if let identity = options.clientIdentity ?? setup.clientIdentity {
+            apply(identity, certificate: identities.certificate(for: identity))
+        }
         if let pins = options.pinnedPublicKeys.map({ $0.joined(separator: ";") }) ?? setup.pins[host], !pins.isEmpty {
             set(CURLOPT_PINNEDPUBLICKEY, string: pins)
         }
     }
 
-    private func apply(_ identity: ClientIdentity) {
+    private func apply(_ identity: ClientIdentity, certificate: ClientIdentity.Source) {
         set(CURLOPT_SSLCERTTYPE, string: "PEM")
-        switch identity.certificate {
+        switch certificate {
         case .file(let path): set(CURLOPT_SSLCERT, string: path)
         case .pem(let bytes): setBlob(CURLOPT_SSLCERT_BLOB, bytes)
         }
