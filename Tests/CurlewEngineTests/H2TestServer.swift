@@ -91,22 +91,26 @@ final class H2TestServer: Sendable {
             throw TLSTestInfrastructureError(description: "cannot create \(standardErrorFile)")
         }
         let process = TLSTestScripts.pythonProcess([script] + options.arguments)
-        let input = Pipe()
-        let outputPipe = Pipe()
-        process.standardInput = input
-        process.standardOutput = outputPipe
-        process.standardError = errorHandle
-        let box = ProcessBox(process, input: input.fileHandleForWriting)
-        do {
-            try process.run()
-        } catch {
+        // One launch at a time, so no other child inherits this one's pipes (see TLSTestScripts.launching).
+        let (box, outputPipe) = try TLSTestScripts.launching.withLock { _ throws(TLSTestInfrastructureError) in
+            let input = Pipe()
+            let outputPipe = Pipe()
+            process.standardInput = input
+            process.standardOutput = outputPipe
+            process.standardError = errorHandle
+            let box = ProcessBox(process, input: input.fileHandleForWriting)
+            do {
+                try process.run()
+            } catch {
+                try? errorHandle.close()
+                try? FileManager.default.removeItem(atPath: standardErrorFile)
+                throw TLSTestInfrastructureError(description: "cannot run \(TLSTestScripts.python[0]): \(error)")
+            }
             try? errorHandle.close()
-            try? FileManager.default.removeItem(atPath: standardErrorFile)
-            throw TLSTestInfrastructureError(description: "cannot run \(TLSTestScripts.python[0]): \(error)")
+            try? input.fileHandleForReading.close()
+            try? outputPipe.fileHandleForWriting.close()
+            return (box, outputPipe)
         }
-        try? errorHandle.close()
-        try? input.fileHandleForReading.close()
-        try? outputPipe.fileHandleForWriting.close()
         let output = LineReader(outputPipe.fileHandleForReading)
 
         func failure(_ reason: String) -> TLSTestInfrastructureError {
@@ -364,14 +368,17 @@ final class NghttpdServer: Sendable {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
             process.arguments = ["-c", supervisor, executable] + options.arguments(port: port, documentRoot: documentRoot)
-            let input = Pipe()
-            process.standardInput = input
-            process.standardOutput = errorHandle
-            process.standardError = errorHandle
-            let box = ProcessBox(process, input: input.fileHandleForWriting)
-            try process.run()
-            try? errorHandle.close()
-            try? input.fileHandleForReading.close()
+            let box = try TLSTestScripts.launching.withLock { _ throws(any Error) in
+                let input = Pipe()
+                process.standardInput = input
+                process.standardOutput = errorHandle
+                process.standardError = errorHandle
+                let box = ProcessBox(process, input: input.fileHandleForWriting)
+                try process.run()
+                try? errorHandle.close()
+                try? input.fileHandleForReading.close()
+                return box
+            }
             let deadline = ContinuousClock.now + .seconds(10)
             while box.isRunning, !canConnect(port: port), ContinuousClock.now < deadline {
                 try? await Task.sleep(for: .milliseconds(20))

@@ -26,6 +26,13 @@ enum TLSTestScripts {
         [ProcessInfo.processInfo.environment["CURLEW_TEST_PYTHON"] ?? "python3"]
     }
 
+    /// Held while a child is launched, from creating its pipes to closing the parent's copies of the
+    /// child's ends. Foundation gives each child descriptors that are not close-on-exec (its pipes and
+    /// the socket through which it learns that the child exited); a child launched at the same moment
+    /// from another thread would inherit them, and then a server would not see its stdin close, or
+    /// Foundation would not notice a child's exit until the other child exits too.
+    static let launching = Locked(())
+
     /// A process running `python3 arguments…` through `/usr/bin/env`.
     static func pythonProcess(_ arguments: [String]) -> Process {
         let process = Process()
@@ -88,6 +95,11 @@ struct TLSFixtures: Sendable {
     let otherCA: Identity
     /// A client certificate (CN `curlew-untrusted-client`) signed by ``otherCA``.
     let clientUntrusted: Identity
+    /// A root CA with a P-384 key (signing with ECDSA-SHA384).
+    let caP384: Identity
+    /// `localhost` and `127.0.0.1`, a P-384 key, signed by ``caP384``: a full handshake costs about
+    /// 1.5 ms more than with the P-256 certificates, which a resumed handshake skips.
+    let leafP384: Identity
     /// The SPKI pins.
     let pins: Pins
 
@@ -187,6 +199,8 @@ struct TLSFixtures: Sendable {
         clientKeyPassword = manifest.clientKeyPassword
         otherCA = try manifest.identity("other_ca")
         clientUntrusted = try manifest.identity("client_untrusted")
+        caP384 = try manifest.identity("ca_p384")
+        leafP384 = try manifest.identity("leaf_p384")
         pins = Pins(
             leaf: try manifest.pin("leaf"), intermediate: try manifest.pin("intermediate"), ca: try manifest.pin("ca"),
             all: manifest.pins)
@@ -221,6 +235,8 @@ struct TLSServerOptions: Sendable {
     var sessionTickets = true
     /// Whether sessions can be resumed at all; false gives every connection a fresh TLS context.
     var resumption = true
+    /// Paths answered with `302 Found` and `Location:` the URL (`--redirect PATH=URL`), query ignored.
+    var redirects: [String: String] = [:]
     /// Log requests and handshake failures to the server's stderr (see ``TLSTestServer/standardError``).
     var verbose = false
 
@@ -245,6 +261,7 @@ struct TLSServerOptions: Sendable {
         for protocolName in alpn { arguments += ["--alpn", protocolName] }
         if !sessionTickets { arguments += ["--session-tickets", "off"] }
         if !resumption { arguments.append("--no-resumption") }
+        for (path, url) in redirects.sorted(by: { $0.key < $1.key }) { arguments += ["--redirect", "\(path)=\(url)"] }
         if verbose { arguments.append("--verbose") }
         return arguments
     }
@@ -252,7 +269,8 @@ struct TLSServerOptions: Sendable {
 
 /// `tls_server.py` running on 127.0.0.1: HTTPS/1.1 with keep-alive, answering every request with a
 /// JSON report of the connection (``TLSEcho``). A request to `/close` is answered with
-/// `Connection: close`, so the next request needs a new connection (and can resume the TLS session).
+/// `Connection: close`, so the next request needs a new connection (and can resume the TLS session);
+/// a query `delay=MS` on any path delays the answer, so that requests overlap.
 ///
 /// Call ``stop()`` when done (``withTLSTestServer(_:_:)`` does). The server also exits when this
 /// process does: it watches its stdin, a pipe only this process writes to.
@@ -305,23 +323,26 @@ final class TLSTestServer: Sendable {
             throw TLSTestInfrastructureError(description: "cannot create \(standardErrorFile)")
         }
         let process = TLSTestScripts.pythonProcess([TLSTestScripts.server] + options.arguments)
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errorHandle
-        let box = ProcessBox(process, input: input.fileHandleForWriting)
-        do {
-            try process.run()
-        } catch {
+        let (box, output) = try TLSTestScripts.launching.withLock { _ throws(TLSTestInfrastructureError) in
+            let input = Pipe()
+            let output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = errorHandle
+            let box = ProcessBox(process, input: input.fileHandleForWriting)
+            do {
+                try process.run()
+            } catch {
+                try? errorHandle.close()
+                try? FileManager.default.removeItem(atPath: standardErrorFile)
+                throw TLSTestInfrastructureError(description: "cannot run \(TLSTestScripts.python[0]): \(error)")
+            }
             try? errorHandle.close()
-            try? FileManager.default.removeItem(atPath: standardErrorFile)
-            throw TLSTestInfrastructureError(description: "cannot run \(TLSTestScripts.python[0]): \(error)")
+            // The child holds its own copies now; ours would keep the pipes open after it exits.
+            try? input.fileHandleForReading.close()
+            try? output.fileHandleForWriting.close()
+            return (box, output)
         }
-        try? errorHandle.close()
-        // The child holds its own copies now; ours would keep the pipes open after it exits.
-        try? input.fileHandleForReading.close()
-        try? output.fileHandleForWriting.close()
 
         let line = await PortLineReader.firstLine(from: output.fileHandleForReading, timeout: timeout, process: box)
         func failure(_ reason: String) -> TLSTestInfrastructureError {
@@ -364,6 +385,42 @@ final class TLSTestServer: Sendable {
             try? await Task.sleep(for: .milliseconds(10))
         }
         return !process.isRunning
+    }
+}
+
+extension TLSTestServer {
+    private static let sharedServers = Mutex<[[String]: Task<TLSTestServer, any Error>]>([:])
+    private static let startedSharedServers = Mutex<[TLSTestServer]>([])
+
+    /// A server for `options` shared by every test of this process that asks for the same options,
+    /// started on first use and stopped when the process exits, so that not every test runs a Python
+    /// process of its own. Its connection numbers and counts include other tests' connections.
+    static func shared(_ options: TLSServerOptions) async throws -> TLSTestServer {
+        let task = sharedServers.withLock { servers in
+            if let task = servers[options.arguments] { return task }
+            if servers.isEmpty { atexit { TLSTestServer.stopSharedServers() } }
+            let task = Task {
+                let server = try await TLSTestServer.start(options)
+                startedSharedServers.withLock { $0.append(server) }
+                return server
+            }
+            servers[options.arguments] = task
+            return task
+        }
+        return try await task.value
+    }
+
+    /// Ends the shared servers (they would also exit once this process's end closes their stdin) and
+    /// removes their logs.
+    private static func stopSharedServers() {
+        let servers = startedSharedServers.withLock { servers in
+            defer { servers = [] }
+            return servers
+        }
+        for server in servers {
+            server.process.terminate()
+            try? FileManager.default.removeItem(atPath: server.standardErrorFile)
+        }
     }
 }
 
@@ -431,6 +488,13 @@ struct TLSEcho: Decodable, Sendable, Hashable {
 
 /// A `Process` shared between the test and Foundation's termination callback (also used by the HTTP/2
 /// servers' wrappers).
+///
+/// Foundation learns that a child exited when a socket the child inherited closes; should another
+/// child have inherited that socket too (launched at the same moment, see
+/// ``TLSTestScripts/launching``), the termination handler waits for that one as well, and a test
+/// waiting for a short-lived child would wait for a server that lives as long as the test process
+/// (seen: a zombie `tls_server.py` and a test that never ended). So an exit is also recognised from
+/// `/proc`: a child that is a zombie, or gone, has exited.
 final class ProcessBox: Sendable {
     private struct State {
         var input: FileHandle?
@@ -447,7 +511,21 @@ final class ProcessBox: Sendable {
         process.terminationHandler = { [weak self] _ in self?.markExited() }
     }
 
-    var isRunning: Bool { !state.withLock { $0.exited } }
+    var isRunning: Bool {
+        if state.withLock({ $0.exited }) { return false }
+        let pid = process.processIdentifier
+        guard pid > 0, Self.hasEnded(pid) else { return true }
+        markExited()
+        return false
+    }
+
+    /// Whether the child `pid` is a zombie or no longer exists.
+    private static func hasEnded(_ pid: Int32) -> Bool {
+        guard let stat = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return true }
+        // "pid (command) S ...": the state follows the last ')'.
+        guard let close = stat.lastIndex(of: UInt8(ascii: ")")), close + 2 < stat.endIndex else { return false }
+        return stat[close + 2] == UInt8(ascii: "Z")
+    }
 
     private func markExited() {
         let waiters = state.withLock { state in
@@ -492,6 +570,10 @@ final class ProcessBox: Sendable {
     }
 
     func waitForExit() async {
+        // Polls `/proc` meanwhile, in case the termination handler is never called.
+        let poller = Task.detached { [weak self] in
+            while let box = self, box.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state in
                 if state.exited { return true }
@@ -500,6 +582,7 @@ final class ProcessBox: Sendable {
             }
             if done { continuation.resume() }
         }
+        poller.cancel()
     }
 }
 
@@ -573,10 +656,12 @@ private enum ProcessRunner {
         process.standardOutput = output
         process.standardError = error
         let box = ProcessBox(process, input: nil)
-        do {
-            try process.run()
-        } catch {
-            throw TLSTestInfrastructureError(description: "cannot run \(process.arguments?.first ?? "?"): \(error)")
+        try TLSTestScripts.launching.withLock { _ throws(TLSTestInfrastructureError) in
+            do {
+                try process.run()
+            } catch {
+                throw TLSTestInfrastructureError(description: "cannot run \(process.arguments?.first ?? "?"): \(error)")
+            }
         }
         try? output.close()
         try? error.close()
@@ -587,8 +672,25 @@ private enum ProcessRunner {
         await box.waitForExit()
         timer.cancel()
         return Output(
-            status: process.terminationStatus,
+            status: await exitStatus(of: process),
             standardOutput: FileManager.default.contents(atPath: outputPath) ?? Data(),
             standardError: (FileManager.default.contents(atPath: errorPath) ?? Data()).text)
     }
+
+    /// The exit status of a child that has exited, also when Foundation has not noticed yet (see
+    /// ProcessBox); -1 when it did not exit normally.
+    private static func exitStatus(of process: Process) async -> Int32 {
+        if !process.isRunning { return process.terminationStatus }
+        // Still a zombie: read its status without reaping it (Foundation still will).
+        var info = siginfo_t()
+        let pid = process.processIdentifier
+        if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._sigchld.si_pid == pid {
+            return info.si_code == CLD_EXITED ? info._sifields._sigchld.si_status : -1
+        }
+        // Reaped already: Foundation is about to say so.
+        let deadline = ContinuousClock.now + .seconds(2)
+        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        return process.isRunning ? -1 : process.terminationStatus
+    }
 }
+

@@ -19,6 +19,10 @@ Every request is answered 200 with a JSON body:
 been accepted so far, `request` counts requests on this connection (keep-alive works). A request whose
 path is `/close` (query allowed) is answered with `Connection: close` and the connection is closed,
 so the client's next request opens a new connection (and may resume the TLS session).
+
+A query parameter `delay=MS` (any path) makes the server wait that many milliseconds before it answers,
+so that requests overlap. `--redirect PATH=URL` (repeatable) answers requests for PATH (query ignored)
+with `302 Found`, `Location: URL` and an empty body instead of the JSON report.
 """
 
 import argparse
@@ -32,6 +36,8 @@ import ssl
 import sys
 import tempfile
 import threading
+import time
+import urllib.parse
 
 VERSIONS = {"1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3}
 
@@ -68,8 +74,22 @@ def parse_arguments():
         action="store_true",
         help="close at once after a failed handshake (the client may see a reset instead of the alert)",
     )
+    parser.add_argument(
+        "--redirect",
+        action="append",
+        default=[],
+        metavar="PATH=URL",
+        help="answer requests for PATH (query ignored) with 302 and Location: URL (repeatable)",
+    )
     parser.add_argument("--verbose", action="store_true", help="log connections and errors to stderr")
-    return parser.parse_args()
+    arguments = parser.parse_args()
+    arguments.redirects = {}
+    for entry in arguments.redirect:
+        path, separator, url = entry.partition("=")
+        if not separator or not path.startswith("/") or not url:
+            parser.error("--redirect takes PATH=URL, PATH starting with /: %r" % entry)
+        arguments.redirects[path] = url
+    return arguments
 
 
 class Settings:
@@ -162,9 +182,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if not chunk:
                 break
             body_length += len(chunk)
+        path, _, query = self.path.partition("?")
+        delay = urllib.parse.parse_qs(query).get("delay")
+        if delay:
+            time.sleep(int(delay[-1]) / 1000)
+        location = self.server.redirects.get(path)
+        if location is not None:
+            self.send_response(302)
+            self.send_header("Location", location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         connection = self.request
         info = self.server.info_for(connection)
-        close = self.path == "/close" or self.path.startswith("/close?")
+        close = path == "/close"
         payload = {
             "method": self.command,
             "path": self.path,
@@ -199,8 +230,9 @@ class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
     # Connections are wrapped in the handler's thread, so a slow handshake never blocks accept().
     request_queue_size = 128
 
-    def __init__(self, settings, verbose, abort_failed_handshakes):
+    def __init__(self, settings, verbose, abort_failed_handshakes, redirects):
         self.settings = settings
+        self.redirects = redirects
         self.verbose = verbose
         self.abort_failed_handshakes = abort_failed_handshakes
         self.lock = threading.Lock()
@@ -304,7 +336,7 @@ def main():
     arguments = parse_arguments()
     try:
         settings = Settings(arguments)
-        server = Server(settings, arguments.verbose, arguments.abort_failed_handshakes)
+        server = Server(settings, arguments.verbose, arguments.abort_failed_handshakes, arguments.redirects)
     except (OSError, ssl.SSLError, ValueError) as error:
         sys.stderr.write("tls_server: cannot start: %s\n" % error)
         return 1
