@@ -134,13 +134,17 @@ import Testing
         let handler: @Sendable (ServerRequest) async -> ServerReply = { _ in
             .drip(head: head, chunk: [0x73], interval: .milliseconds(300), count: 7, after: .keepOpen)
         }
-        try await withServerAndSession(configuration: Self.idleConfiguration(), handler: handler) { server, session in
+        // 300 ms between bytes against a 1.5 s idle timeout: a wide margin for a loaded machine, where the
+        // server's own timer can run late.
+        var configuration = SessionConfiguration()
+        configuration.idleTimeout = .milliseconds(1500)
+        try await withServerAndSession(configuration: configuration, handler: handler) { server, session in
             let started = ContinuousClock.now
             let response = try await session.execute(TransportRequest(url: server.url("/")))
             let elapsed = ContinuousClock.now - started
             #expect(response.status.code == 200)
             #expect(response.body.text == "sssssss")
-            // The transfer outlived the idle timeout three times over: each byte restarted it.
+            // The transfer outlived the idle timeout: each byte restarted it.
             #expect(elapsed >= .milliseconds(2100), "completed after \(elapsed)")
         }
     }
