@@ -320,7 +320,7 @@ private struct Echo {
             let error = await transportError { try await session.execute(request) }
             #expect(error?.code == .timedOut)
             #expect(error?.timeout == .total)
-            let relaxed = TransportRequest(url: server.url("/1"), timeout: .seconds(5))
+            let relaxed = TransportRequest(url: server.url("/1"), timeout: .seconds(30))
             let response = try await session.execute(relaxed)
             #expect(response.body.text == "done")
             #expect(response.redirects.count == 2)

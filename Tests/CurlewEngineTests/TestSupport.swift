@@ -42,8 +42,10 @@ func transportError(
     }
 }
 
-/// Polls `condition` every 10 ms for up to `seconds`; returns whether it became true.
-func eventually(within seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
+/// Polls `condition` every 10 ms for up to `seconds`; returns whether it became true. The default bound
+/// is generous because it only matters when a test fails: the sanitizer build on a loaded 2-core
+/// machine can take several seconds for what is otherwise instant.
+func eventually(within seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while ContinuousClock.now < deadline {
         if condition() { return true }

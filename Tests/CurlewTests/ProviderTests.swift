@@ -259,9 +259,10 @@ extension LocalHTTPServer {
     }
 }
 
-/// Polls `condition` every 10 ms for up to 5 s.
+/// Polls `condition` every 10 ms for up to 20 s (generous: the bound only matters when a test fails,
+/// and the sanitizer build on a loaded machine is slow).
 func eventually(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<500 {
+    for _ in 0..<2000 {
         if condition() { return true }
         try? await Task.sleep(for: .milliseconds(10))
     }
