@@ -354,8 +354,8 @@ private let hostEcho: LocalHTTPServer.Handler = { request in .text("host \(reque
         }
         try await withServerAndSession(handler: handler) { server, session in
             #expect(session.configuration.idleTimeout == .seconds(30))
-            // 50 ms of silence is within a request's 5 s idle timeout.
-            let slow = try await session.execute(get(server.url("/slow")) { $0.idleTimeout = .seconds(5) })
+            // 50 ms of silence is within a request's 20 s idle timeout (generous for a loaded sanitizer run).
+            let slow = try await session.execute(get(server.url("/slow")) { $0.idleTimeout = .seconds(20) })
             #expect(slow.body.text == "slow")
 
             let started = ContinuousClock.now

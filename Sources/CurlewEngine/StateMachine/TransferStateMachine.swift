@@ -119,7 +119,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         } else {
             slots[slot].phase = .queued
             slots[slot].order = priority == .redirectHop ? 0 : sequence
-            admission.enqueue(id, at: index, first: priority == .redirectHop, stillWaiting: waitingOrder)
+            admission.enqueue(id, at: index, first: priority == .redirectHop, stillWaiting: { [slots] in Self.waitingOrder($0, in: slots) })
         }
         return id
     }
@@ -254,8 +254,11 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     // MARK: Internals
 
     /// A waiting transfer's FIFO order, or nil when it no longer waits (the admission table's view).
-    private func waitingOrder(_ id: TransferID) -> UInt64? {
-        guard let slot = live(id), slots[slot].phase == .queued else { return nil }
+    /// Static over the slots: a method reference would capture a copy of the whole machine, sharing the
+    /// storage of the `admission` table the caller is changing, so every change to it would copy it.
+    private static func waitingOrder(_ id: TransferID, in slots: [Slot]) -> UInt64? {
+        let slot = Int(id.slot)
+        guard slot < slots.count, slots[slot].generation == id.generation, slots[slot].phase == .queued else { return nil }
         return slots[slot].order
     }
 
@@ -357,7 +360,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         running -= 1
         shardRunning[shard] -= 1
         free(slot)
-        admission.released(key, stillWaiting: waitingOrder)
+        admission.released(key, stillWaiting: { [slots] in Self.waitingOrder($0, in: slots) })
     }
 
     private mutating func free(_ slot: Int) {
@@ -369,15 +372,15 @@ struct TransferStateMachine<Key: Hashable, Payload> {
 
     /// A key's admission changed: list it if its waiting transfer fits now, and start what may start.
     private mutating func admitAfterChange(of index: Int, now: UInt64, into actions: inout [Action]) {
-        admission.listIfReady(index, stillWaiting: waitingOrder)
+        admission.listIfReady(index, stillWaiting: { [slots] in Self.waitingOrder($0, in: slots) })
         admitWaiting(now: now, into: &actions)
     }
 
     /// Starts waiting transfers, oldest first across keys, while the limits allow.
     private mutating func admitWaiting(now: UInt64, into actions: inout [Action]) {
-        while let (key, id) = admission.takeNext(stillWaiting: waitingOrder) {
+        while let (key, id) = admission.takeNext(stillWaiting: { [slots] in Self.waitingOrder($0, in: slots) }) {
             start(id, spreadable: false, now: now, into: &actions)
-            admission.listIfReady(key, stillWaiting: waitingOrder)
+            admission.listIfReady(key, stillWaiting: { [slots] in Self.waitingOrder($0, in: slots) })
         }
     }
 }
