@@ -52,7 +52,7 @@ final class H2TestServer: Sendable {
     private let output: LineReader
     private let standardErrorFile: String
     /// One `stats` exchange at a time, so answers pair with questions.
-    private let statsLock = Locked(())
+    private let statsLock = Locked(0)  // Int, not Void: see TLSTestScripts.launching
 
     private init(port: Int, isTLS: Bool, process: ProcessBox, output: LineReader, standardErrorFile: String) {
         self.port = port

@@ -31,7 +31,9 @@ enum TLSTestScripts {
     /// the socket through which it learns that the child exited); a child launched at the same moment
     /// from another thread would inherit them, and then a server would not see its stdin close, or
     /// Foundation would not notice a child's exit until the other child exits too.
-    static let launching = Locked(())
+    /// An `Int` rather than `Void`: the thread sanitizer has reported the inout access to a zero-sized
+    /// state under this lock as a race (the access's address is the object's own).
+    static let launching = Locked(0)
 
     /// A process running `python3 arguments…` through `/usr/bin/env`.
     static func pythonProcess(_ arguments: [String]) -> Process {

@@ -112,6 +112,9 @@ extension LoopThread {
     /// Reads curl's completion messages and finishes those transfers (outside curl's callbacks).
     func collectFinished() {
         for shard in shards { collectFinished(shard) }
+        guard !completed.isEmpty else { return }
+        for (transfer, outcome) in completed { transfer.finish(outcome) }
+        completed.removeAll(keepingCapacity: true)
     }
 
     private func collectFinished(_ shard: MultiShard) {
@@ -133,7 +136,7 @@ extension LoopThread {
             // The machine frees the place (and may start the next waiting transfer) before the caller hears.
             _ = machine.complete(id, now: now, into: &actions)
             publishCounts()
-            context.transfer.finish(outcome)
+            completed.append((context.transfer, outcome))
             performActions()
         }
     }
