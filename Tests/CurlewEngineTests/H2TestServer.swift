@@ -176,14 +176,7 @@ final class H2TestServer: Sendable {
 /// Runs `body` with a started `h2_server.py` and always stops it.
 func withH2TestServer<T>(_ options: H2ServerOptions, _ body: (H2TestServer) async throws -> T) async throws -> T {
     let server = try await H2TestServer.start(options)
-    do {
-        let result = try await body(server)
-        await server.stop()
-        return result
-    } catch {
-        await server.stop()
-        throw error
-    }
+    return try await ensuring({ try await body(server) }, cleanUp: { await server.stop() })
 }
 
 /// The JSON body `h2_server.py` answers ordinary requests with.

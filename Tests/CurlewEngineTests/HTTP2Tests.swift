@@ -24,14 +24,7 @@ import Testing
         _ configuration: SessionConfiguration, _ body: (CurlSession) async throws -> T
     ) async throws -> T {
         let session = try CurlSession(configuration: configuration)
-        do {
-            let result = try await body(session)
-            await session.shutdown()
-            return result
-        } catch {
-            await session.shutdown()
-            throw error
-        }
+        return try await ensuring({ try await body(session) }, cleanUp: { await session.shutdown() })
     }
 
     /// GETs `url` and parses h2_server.py's report.

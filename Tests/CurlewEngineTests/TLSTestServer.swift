@@ -431,14 +431,7 @@ func withTLSTestServer<T>(
     _ options: TLSServerOptions, _ body: (TLSTestServer) async throws -> T
 ) async throws -> T {
     let server = try await TLSTestServer.start(options)
-    do {
-        let result = try await body(server)
-        await server.stop()
-        return result
-    } catch {
-        await server.stop()
-        throw error
-    }
+    return try await ensuring({ try await body(server) }, cleanUp: { await server.stop() })
 }
 
 /// The JSON body `tls_server.py` answers every request with.

@@ -18,14 +18,7 @@ private func withSession<T>(
     var configuration = SessionConfiguration()
     configure(&configuration)
     let session = try CurlSession(configuration: configuration)
-    do {
-        let result = try await body(session)
-        await session.shutdown()
-        return result
-    } catch {
-        await session.shutdown()
-        throw error
-    }
+    return try await ensuring({ try await body(session) }, cleanUp: { await session.shutdown() })
 }
 
 /// Runs `body` with a session that trusts `roots`.

@@ -42,6 +42,18 @@ func transportError(
     }
 }
 
+/// Runs `body`, then `cleanUp` whether `body` returned or threw (`defer` cannot await).
+func ensuring<T>(_ body: () async throws -> T, cleanUp: () async -> Void) async throws -> T {
+    do {
+        let result = try await body()
+        await cleanUp()
+        return result
+    } catch {
+        await cleanUp()
+        throw error
+    }
+}
+
 /// Polls `condition` every 10 ms for up to `seconds`; returns whether it became true. The default bound
 /// is generous because it only matters when a test fails: the sanitizer build on a loaded 2-core
 /// machine can take several seconds for what is otherwise instant.
