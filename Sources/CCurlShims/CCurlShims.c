@@ -1,10 +1,14 @@
 #define _GNU_SOURCE
 // Curlew — typed wrappers for libcurl's variadic calls.
 #include "CCurlShims.h"
+#include <string.h>
 #include <signal.h>
 #include <pthread.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>
 
 CURLcode curlew_easy_setopt_long(CURL *easy, CURLoption option, long value) {
     return curl_easy_setopt(easy, option, value);
@@ -28,6 +32,22 @@ CURLcode curlew_easy_setopt_closesocket_callback(CURL *easy, curlew_closesocket_
 
 CURLcode curlew_easy_setopt_opensocket_callback(CURL *easy, curlew_opensocket_callback callback) {
     return curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, callback);
+}
+
+CURLcode curlew_easy_setopt_seek_callback(CURL *easy, curlew_seek_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, callback);
+}
+
+CURLcode curlew_easy_setopt_trailer_callback(CURL *easy, curlew_trailer_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_TRAILERFUNCTION, callback);
+}
+
+unsigned long long curlew_socket_written(int fd) {
+    struct tcp_info info;
+    socklen_t length = sizeof info;
+    memset(&info, 0, sizeof info);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0 || length < sizeof info) return ~0ULL;
+    return (unsigned long long)info.tcpi_bytes_sent + info.tcpi_notsent_bytes;
 }
 
 CURLcode curlew_easy_setopt_blob(CURL *easy, CURLoption option, const void *data, size_t length) {

@@ -76,6 +76,20 @@ private struct Harness {
         return actions.map(render)
     }
 
+    mutating func paused(_ id: TransferID?, _ direction: PauseDirection) {
+        if let id { machine.paused(id, direction) }
+    }
+
+    mutating func resume(_ id: TransferID?, _ direction: PauseDirection) -> [String] {
+        var actions: [Machine.Action] = []
+        if let id { machine.resume(id, direction, now: now, into: &actions) }
+        return actions.map(render)
+    }
+
+    mutating func headArrived(_ id: TransferID?) {
+        if let id { machine.headArrived(id) }
+    }
+
     mutating func shutdown() -> [String] {
         var actions: [Machine.Action] = []
         machine.shutdown(into: &actions)
@@ -89,6 +103,7 @@ private struct Harness {
             "start \(payload) shard \(shard)" + (timeout.map { " timeout \($0)" } ?? "") + (opens ? " opens" : "")
         case .fail(let payload, let reason): "fail \(payload) \(reason)"
         case .abort(_, let payload, let reason): "abort \(payload) \(reason)"
+        case .setPause(_, let receive, let send): "setPause receive \(receive) send \(send)"
         case .checkIdle: "checkIdle"
         }
     }
@@ -405,5 +420,87 @@ private let second: UInt64 = 1_000_000_000
         // A stream frees on a's connection: a3 (the oldest waiting) joins it; b still needs a connection.
         #expect(h.complete(first).1 == ["start a3 shard 0"])
         #expect(h.machine.counts(for: "b") == (queued: 1, running: 0))
+    }
+
+    // MARK: Streams: pause bits, idleness while paused, the total timeout ending with the head
+
+    @Test func everyPauseCallPassesBothDirections() throws {
+        var h = Harness()
+        let (id, _) = h.submit("r1")
+        h.paused(id, .receive)
+        h.paused(id, .send)
+        #expect(h.machine.pauseState(of: try #require(id)).map { [$0.receive, $0.send] } == [true, true])
+        // The consumer made room: receive resumes, send stays paused, and both are passed.
+        #expect(h.resume(id, .receive) == ["setPause receive false send true"])
+        // The producer wrote: send resumes with receive as it is now.
+        #expect(h.resume(id, .send) == ["setPause receive false send false"])
+        h.paused(id, .receive)
+        #expect(h.resume(id, .send) == ["setPause receive true send false"])
+    }
+
+    @Test func aResumeForADirectionCurlNeverPausedStillTellsCurl() {
+        // A lost pause event must not leave curl paused for good: a resume always reaches curl.
+        var h = Harness()
+        let (id, _) = h.submit("r1")
+        #expect(h.resume(id, .receive) == ["setPause receive false send false"])
+    }
+
+    @Test func pauseEventsForQueuedOrEndedTransfersAreIgnored() throws {
+        var h = Harness(perKey: 1)
+        let (running, _) = h.submit("r1")
+        let (queued, _) = h.submit("r2")
+        h.paused(queued, .receive)
+        #expect(h.resume(queued, .receive) == [])
+        _ = h.complete(running)
+        h.paused(running, .receive)
+        #expect(h.resume(running, .receive) == [])
+        #expect(h.machine.pauseState(of: try #require(running)) == nil)
+    }
+
+    @Test func aPausedTransferIsNeverIdle() {
+        var h = Harness(idle: 2 * second)
+        let start = h.now
+        let (id, _) = h.submit("r1")
+        h.paused(id, .receive)
+        // Nothing moved for 10 s, but the consumer holds the stream: checked again an idle period later.
+        #expect(h.advance(to: start + 10 * second) == ["checkIdle"])
+        #expect(h.idleCheck(id, lastActivity: start) == [])
+        #expect(h.machine.nextDeadline == start + 12 * second)
+        // Resumed at 11 s: idle time counts from then, not from the last byte.
+        h.now = start + 11 * second
+        #expect(h.resume(id, .receive) == ["setPause receive false send false"])
+        #expect(h.machine.nextDeadline == start + 13 * second)
+        #expect(h.advance(to: start + 12 * second) == [])
+        #expect(h.advance(to: start + 13 * second) == ["checkIdle"])
+        #expect(h.idleCheck(id, lastActivity: start) == ["abort r1 idleTimeout"])
+    }
+
+    @Test func aProducerWithNothingToSendIsNotIdleEither() {
+        var h = Harness(idle: 2 * second)
+        let start = h.now
+        let (id, _) = h.submit("r1")
+        h.paused(id, .send)
+        #expect(h.advance(to: start + 5 * second) == ["checkIdle"])
+        #expect(h.idleCheck(id, lastActivity: start) == [])
+        #expect(h.machine.running == 1)
+    }
+
+    @Test func theTotalTimeoutOfAStreamEndsWithItsHead() {
+        var h = Harness(idle: nil)
+        let start = h.now
+        let (id, _) = h.submit("r1", deadline: start + 2 * second)
+        h.headArrived(id)
+        #expect(h.machine.nextDeadline == nil)
+        #expect(h.advance(to: start + 60 * second) == [])
+        #expect(h.machine.running == 1)
+    }
+
+    @Test func theHeadKeepsTheIdleTimer() {
+        var h = Harness(idle: 5 * second)
+        let start = h.now
+        let (id, _) = h.submit("r1", deadline: start + 2 * second)
+        #expect(h.machine.nextDeadline == start + 2 * second)
+        h.headArrived(id)
+        #expect(h.machine.nextDeadline == start + 5 * second)
     }
 }

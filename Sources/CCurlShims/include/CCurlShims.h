@@ -12,6 +12,8 @@ typedef int (*curlew_closesocket_callback)(void *clientp, curl_socket_t item);
 typedef curl_socket_t (*curlew_opensocket_callback)(void *clientp, curlsocktype purpose, struct curl_sockaddr *address);
 typedef int (*curlew_socket_callback)(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp);
 typedef int (*curlew_timer_callback)(CURLM *multi, long timeout_ms, void *userp);
+typedef int (*curlew_seek_callback)(void *userp, curl_off_t offset, int origin);
+typedef int (*curlew_trailer_callback)(struct curl_slist **list, void *userdata);
 
 CURLcode curlew_easy_setopt_long(CURL *easy, CURLoption option, long value);
 CURLcode curlew_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value);
@@ -19,6 +21,22 @@ CURLcode curlew_easy_setopt_pointer(CURL *easy, CURLoption option, const void *v
 CURLcode curlew_easy_setopt_data_callback(CURL *easy, CURLoption option, curlew_data_callback callback);
 CURLcode curlew_easy_setopt_closesocket_callback(CURL *easy, curlew_closesocket_callback callback);
 CURLcode curlew_easy_setopt_opensocket_callback(CURL *easy, curlew_opensocket_callback callback);
+CURLcode curlew_easy_setopt_seek_callback(CURL *easy, curlew_seek_callback callback);
+CURLcode curlew_easy_setopt_trailer_callback(CURL *easy, curlew_trailer_callback callback);
+
+/// libcurl's return codes for pausing and failing from callbacks, and its pause bits.
+enum {
+    curlew_write_pause = CURL_WRITEFUNC_PAUSE,
+    curlew_read_pause = CURL_READFUNC_PAUSE,
+    curlew_read_abort = CURL_READFUNC_ABORT,
+    curlew_pause_receive = CURLPAUSE_RECV,
+    curlew_pause_send = CURLPAUSE_SEND,
+};
+
+/// Bytes the application has written to a TCP socket so far (sent plus still queued), or
+/// UINT64_MAX when the socket is not TCP: a socket that reported writable and whose count did not
+/// move was not written to.
+unsigned long long curlew_socket_written(int fd);
 
 /// Sets a blob option; libcurl copies the bytes (CURL_BLOB_COPY).
 CURLcode curlew_easy_setopt_blob(CURL *easy, CURLoption option, const void *data, size_t length);

@@ -144,8 +144,10 @@ public struct NetworkLoggerPlugin: PluginType {
             if options.contains(.requestHeaders) {
                 entries.append(entry("Request headers", describe(request.headerFields), target))
             }
-            if options.contains(.requestBody), let body = request.body?.inMemoryBytes {
-                entries.append(entry("Request body", format(body, configuration.formatter.requestData), target))
+            if options.contains(.requestBody), let body = request.body {
+                // A file or a stream is read while the request runs: it is named, not logged.
+                let text = body.inMemoryBytes.map { format($0, configuration.formatter.requestData) } ?? "(\(body))"
+                entries.append(entry("Request body", text, target))
             }
         }
         emit(entries, level: configuration.level, target: target)
@@ -160,11 +162,13 @@ public struct NetworkLoggerPlugin: PluginType {
         case .success(let response):
             guard wants(configuration.level) else { return }
             let source = response.request.map { redactedURL($0.url) } ?? "stub"
-            var entries = [entry("Response", "\(response.statusCode) for \(source) (\(response.data.count) bytes)", target)]
+            let size = response.isStreamed ? "streamed" : "\(response.data.count) bytes"
+            var entries = [entry("Response", "\(response.statusCode) for \(source) (\(size))", target)]
             if options.contains(.responseHeaders) {
                 entries.append(entry("Response headers", describe(response.headerFields), target))
             }
-            if options.contains(.successResponseBody) {
+            // A streamed body goes to its reader as it arrives: there is nothing here to log.
+            if options.contains(.successResponseBody), !response.isStreamed {
                 entries.append(entry("Response body", format(response.data, responseData), target))
             }
             emit(entries, level: configuration.level, target: target)
@@ -176,7 +180,7 @@ public struct NetworkLoggerPlugin: PluginType {
                 if options.contains(.responseHeaders) {
                     entries.append(entry("Response headers", describe(response.headerFields), target))
                 }
-                if options.contains(.errorResponseBody) {
+                if options.contains(.errorResponseBody), !response.isStreamed {
                     entries.append(entry("Response body", format(response.data, responseData), target))
                 }
             }
@@ -194,6 +198,8 @@ public struct NetworkLoggerPlugin: PluginType {
         }
         if let body = request.body?.inMemoryBytes, !body.isEmpty {
             parts += ["--data-binary", Self.shellQuoted(String(decoding: body, as: UTF8.self))]
+        } else if let path = request.body?.filePath {
+            parts += ["--data-binary", Self.shellQuoted("@" + path)]
         }
         if request.headerFields[.acceptEncoding] != nil { parts.append("--compressed") }
         parts.append(Self.shellQuoted(redactedURL(request.url)))

@@ -58,7 +58,7 @@ extension Provider {
     }
 
     /// Runs the request closure and the plugins' `prepare`, turning their failures into CurlewError.
-    private nonisolated func prepareRequest(
+    nonisolated func prepareRequest(
         _ endpoint: Endpoint, target: Target
     ) async -> Result<TransportRequest, CurlewError> {
         do {
@@ -94,7 +94,10 @@ extension Provider {
         }
         switch outcome {
         case .success(let response): return .success(ApiResponse(response, request: request))
-        case .failure(let error): return .failure(.transport(error))
+        case .failure(let error):
+            // A stream body's producer threw: its own error, as a failure from elsewhere.
+            if error.code == .requestBodyFailed, let underlying = error.underlying { return .failure(.underlying(underlying, nil)) }
+            return .failure(.transport(error))
         }
     }
 

@@ -21,16 +21,18 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
         /// Nil when the fields are the transport response's, which parses them only when read.
         let headerFields: HTTPFields?
         let transportResponse: TransportResponse?
+        let isStreamed: Bool
 
         init(
             statusCode: Int, data: Data, request: TransportRequest?, headerFields: HTTPFields?,
-            transportResponse: TransportResponse?
+            transportResponse: TransportResponse?, isStreamed: Bool = false
         ) {
             self.statusCode = statusCode
             self.data = data
             self.request = request
             self.headerFields = headerFields
             self.transportResponse = transportResponse
+            self.isStreamed = isStreamed
         }
     }
 
@@ -46,6 +48,9 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
     public var headerFields: HTTPFields { storage.headerFields ?? storage.transportResponse?.headerFields ?? [:] }
     /// What the engine received, when the response came over the network (nil for stubs).
     public var transportResponse: TransportResponse? { storage.transportResponse }
+    /// Whether this is the head of a streamed response (``Provider/stream(_:isolation:_:)``): its body is
+    /// read as it arrives, so ``data`` is empty.
+    public var isStreamed: Bool { storage.isStreamed }
 
     /// Creates a response.
     public init(
@@ -64,6 +69,20 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
             transportResponse: response)
     }
 
+    /// The head of a streamed response to `request`: no data, ``isStreamed`` set.
+    public init(head: ResponseHead, request: TransportRequest) {
+        storage = Storage(
+            statusCode: head.status.code, data: Data(), request: request, headerFields: nil,
+            transportResponse: TransportResponse(head: head), isStreamed: true)
+    }
+
+    /// The head of a streamed stub response: its status and fields, no data, ``isStreamed`` set.
+    init(streamedStub response: ApiResponse) {
+        storage = Storage(
+            statusCode: response.statusCode, data: Data(), request: response.request, headerFields: response.headerFields,
+            transportResponse: nil, isStreamed: true)
+    }
+
     /// The redirects followed before this response (each URL requested and the 3xx it answered with);
     /// empty when there was none, and for stubs.
     public var redirectChain: [RedirectStep] { transportResponse?.redirects ?? [] }
@@ -74,7 +93,9 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
     /// The engine's timings (all zero for stubbed responses).
     public var timings: TransferTimings { transportResponse?.timings ?? .zero }
 
-    public var description: String { "Status Code: \(statusCode), Data Length: \(data.count)" }
+    public var description: String {
+        isStreamed ? "Status Code: \(statusCode), Streamed" : "Status Code: \(statusCode), Data Length: \(data.count)"
+    }
 
     public var debugDescription: String {
         var text = description

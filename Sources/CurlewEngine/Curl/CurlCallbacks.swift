@@ -12,7 +12,30 @@ enum CurlCallbacks {
         guard let context else { return 0 }
         let bytes = size &* count
         let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
-        return transfer.bodyBytes(UnsafeRawBufferPointer(start: data, count: bytes)) ? bytes : 0
+        return transfer.bodyBytes(UnsafeRawBufferPointer(start: data, count: bytes))
+    }
+
+    /// Fills curl's upload buffer from a body that is not a block of memory (a file, a stream, or bytes
+    /// sent chunked with trailers).
+    static let read: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+        buffer, size, count, context in
+        guard let context, let buffer else { return Int(curlew_read_abort) }
+        let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
+        return transfer.readBody(into: UnsafeMutableRawPointer(buffer), capacity: size &* count)
+    }
+
+    /// Rewinds such a body (libcurl's retry of a request on a fresh connection).
+    static let seek: curlew_seek_callback = { context, offset, origin in
+        guard let context else { return Int32(CURL_SEEKFUNC_FAIL) }
+        let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
+        return transfer.seekBody(to: Int(offset), origin: origin)
+    }
+
+    /// Hands libcurl the trailer fields after a chunked body's last byte.
+    static let trailers: curlew_trailer_callback = { list, context in
+        guard let context, let list else { return Int32(CURL_TRAILERFUNC_ABORT) }
+        let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
+        return transfer.trailerList(into: list)
     }
 
     static let header: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {

@@ -16,8 +16,12 @@ import Glibc
 extension TransferContext {
     /// Sets URL, method, header fields and body for this transfer on its easy handle. `timeout` is what
     /// is left of the total timeout (nanoseconds): the state machine ends the transfer then; curl gets a
-    /// backstop one second later, which only a stalled loop would ever reach.
-    func applyRequest(defaults: HandleDefaults, timeout: UInt64?) {
+    /// backstop one second later, which only a stalled loop would ever reach. A streamed response gets
+    /// none (its total timeout ends with the head) and no low-speed check, and curl does not decode it:
+    /// the reader does (see ``ContentDecoder``).
+    ///
+    /// - Returns: Why the request cannot start (a file body that cannot be opened), or nil.
+    func applyRequest(defaults: HandleDefaults, timeout: UInt64?) -> TransportError? {
         let prepared = transfer.request
         let request = prepared.request
         let easy = handle
@@ -27,7 +31,14 @@ extension TransferContext {
         easy.set(CURLOPT_HEADERDATA, me)
         easy.set(CURLOPT_OPENSOCKETDATA, me)
         easy.set(CURLOPT_CURLU, UnsafeRawPointer(prepared.url.handle))
-        if let timeout { easy.set(CURLOPT_TIMEOUT_MS, Int(clamping: (timeout + 999_999) / 1_000_000 + 1000)) }
+        let streamedResponse = streams?.response != nil
+        if streamedResponse {
+            // curl would decode a whole socket read before it can pause (a bomb's 64 KiB become 66 MiB).
+            easy.set(CURLOPT_ACCEPT_ENCODING, nil)
+            easy.set(CURLOPT_LOW_SPEED_TIME, 0)
+        } else if let timeout {
+            easy.set(CURLOPT_TIMEOUT_MS, Int(clamping: (timeout + 999_999) / 1_000_000 + 1000))
+        }
         let key = prepared.poolKey
         let options = request.options
         easy.set(CURLOPT_HTTP_VERSION, defaults.curlHTTPVersion(key))
@@ -61,28 +72,89 @@ extension TransferContext {
         }
 
         let method = request.method
-        var bodyLength: Int?
+        var body = BodyLines.none
         if method == .head {
             easy.set(CURLOPT_NOBODY, 1)
-        } else if let body = request.body?.inMemoryBytes {
-            bodyLength = body.count
-            setBody(body)
+        } else if let requestBody = request.body {
+            if case .bytes(let data) = requestBody.storage, streams?.sendsTrailers != true {
+                body = .length(data.count)
+                setBody(data)
+            } else {
+                switch feed(for: requestBody) {
+                case .success(let feed): upload = feed
+                case .failure(let error): return error
+                }
+                let chunked = streams?.sendsTrailers == true || requestBody.knownLength == nil
+                body = chunked ? .unknown : .length(requestBody.knownLength ?? 0)
+                easy.set(CURLOPT_POST, 1)
+                _ = curlew_easy_setopt_data_callback(easy.raw, CURLOPT_READFUNCTION, CurlCallbacks.read)
+                easy.set(CURLOPT_READDATA, me)
+                _ = curlew_easy_setopt_seek_callback(easy.raw, CurlCallbacks.seek)
+                easy.set(CURLOPT_SEEKDATA, me)
+                _ = curlew_easy_setopt_off(easy.raw, CURLOPT_POSTFIELDSIZE_LARGE, chunked ? -1 : curl_off_t(requestBody.knownLength ?? 0))
+                if streams?.sendsTrailers == true {
+                    _ = curlew_easy_setopt_trailer_callback(easy.raw, CurlCallbacks.trailers)
+                    easy.set(CURLOPT_TRAILERDATA, me)
+                }
+            }
             if method != .post { easy.set(CURLOPT_CUSTOMREQUEST, string: method.rawValue) }
         } else if method == .post || method == .put || method == .patch {
             // An explicit empty body makes curl send `Content-Length: 0`, which servers expect here.
-            bodyLength = 0
+            body = .length(0)
             easy.set(CURLOPT_POSTFIELDSIZE_LARGE, 0)
             easy.set(CURLOPT_POSTFIELDS, UnsafeRawPointer(Self.emptyBody.utf8Start))
             if method != .post { easy.set(CURLOPT_CUSTOMREQUEST, string: method.rawValue) }
         } else if method != .get {
             easy.set(CURLOPT_CUSTOMREQUEST, string: method.rawValue)
         }
-        if request.headerFields.isEmpty, bodyLength == nil {
+        if request.headerFields.isEmpty, body == .none, !streamedResponse {
             // The common case: only the session's default lines, from the list the session keeps.
             if let shared = defaults.sharedHeaderList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(shared)) }
         } else {
-            headerList = Self.headerList(for: request.headerFields, bodyLength: bodyLength, defaults: defaults)
+            headerList = Self.headerList(
+                for: request.headerFields, body: body, streamedResponse: streamedResponse, defaults: defaults)
             if let headerList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(headerList)) }
+        }
+        return nil
+    }
+
+    /// What the header list says about the body.
+    enum BodyLines: Equatable {
+        /// Whether `Expect: 100-continue` goes with the body for this threshold: a body of unknown length
+        /// counts as reaching every threshold.
+        func reaches(_ threshold: Int) -> Bool {
+            switch self {
+            case .none: false
+            case .length(let length): length >= threshold
+            case .unknown: true
+            }
+        }
+
+        /// No body lines (no body, or a HEAD).
+        case none
+        /// A body of this many bytes.
+        case length(Int)
+        /// A body of a length not known up front (chunked over HTTP/1.1).
+        case unknown
+    }
+
+    /// Where the read callback takes this request's body from. A file is opened here.
+    private func feed(for body: RequestBody) -> Result<UploadFeed, TransportError> {
+        switch body.storage {
+        case .bytes(let data):
+            return .success(UploadFeed(.memory(data)))
+        case .file(let region):
+            let descriptor = open(region.path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                return .failure(
+                    transfer.request.error(.invalidBody, "cannot open \(region.path): \(FileRegion.describe(errno))"))
+            }
+            return .success(UploadFeed(.file(descriptor, region)))
+        case .stream(let producer):
+            guard let stream = streams?.request else {
+                return .failure(transfer.request.error(.invalidBody, "a stream body was submitted without its stream"))
+            }
+            return .success(UploadFeed(.stream(stream, replayable: producer.replayable)))
         }
     }
 
@@ -111,7 +183,7 @@ extension TransferContext {
     }
 
     private static func headerList(
-        for fields: HTTPFields, bodyLength: Int?, defaults: HandleDefaults
+        for fields: HTTPFields, body: BodyLines, streamedResponse: Bool, defaults: HandleDefaults
     ) -> UnsafeMutablePointer<curl_slist>? {
         var list: UnsafeMutablePointer<curl_slist>?
         func append(_ line: String) {
@@ -121,23 +193,27 @@ extension TransferContext {
         }
         var hasContentType = false
         var hasExpect = false
-        // The session's User-Agent and Accept-Encoding, unless the request sets its own.
-        for (name, line) in defaults.defaultHeaderLines where fields[name] == nil { append(line) }
+        // The session's User-Agent and Accept-Encoding, unless the request sets its own. A streamed
+        // response is decoded by its reader, which handles gzip and deflate.
+        for (name, line) in defaults.defaultHeaderLines where fields[name] == nil {
+            append(streamedResponse && name == .acceptEncoding ? "Accept-Encoding: \(ContentDecoder.offered)" : line)
+        }
         for field in fields {
             if field.name == .contentType { hasContentType = true }
             if field.name == .expect { hasExpect = true }
             // "Name:" would tell curl to remove its own header; "Name;" sends an empty value.
             append(field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
         }
-        if let bodyLength {
-            // curl adds its own form Content-Type to every POSTFIELDS body; a body without one goes without.
+        if body != .none {
+            // curl adds its own form Content-Type to every POST body; a body without one goes without.
             if !hasContentType { append("Content-Type:") }
             if !hasExpect {
-                if let threshold = defaults.expectContinueThreshold, bodyLength >= threshold {
+                if let threshold = defaults.expectContinueThreshold, body.reaches(threshold) {
                     append("Expect: 100-continue")
                 } else {
-                    // libcurl 7.88 adds Expect: 100-continue to bodies over 1 MiB and then waits up to 1 s
-                    // for servers that never answer it; only send it when configured.
+                    // libcurl 7.88 adds Expect: 100-continue to bodies over 1 MiB or of unknown length
+                    // and then waits up to 1 s for servers that never answer it; only send it when
+                    // configured.
                     append("Expect:")
                 }
             }

@@ -208,7 +208,8 @@ final class HandleDefaults {
     /// Whether transfers to `key` may share a connection (HTTP/2): https unless HTTP/1.1 only, or plain
     /// http with prior knowledge where libcurl can reuse such connections.
     func mayMultiplex(_ key: PoolKey) -> Bool {
-        switch httpVersion {
+        if key.http1Only { return false }
+        return switch httpVersion {
         case .automatic: key.isHTTPS
         case .http1Only: false
         case .http2PriorKnowledge: key.isHTTPS || priorKnowledgeReusesConnections
@@ -218,13 +219,14 @@ final class HandleDefaults {
     /// Whether every transfer to `key` needs a connection of its own, closed after it: cleartext prior
     /// knowledge with a libcurl that cannot reuse those connections (see `priorKnowledgeReusesConnections`).
     func needsOwnConnection(_ key: PoolKey) -> Bool {
-        httpVersion == .http2PriorKnowledge && !key.isHTTPS && !priorKnowledgeReusesConnections
+        httpVersion == .http2PriorKnowledge && !key.isHTTPS && !priorKnowledgeReusesConnections && !key.http1Only
     }
 
     /// `CURLOPT_HTTP_VERSION` for a transfer to `key`. Plain http is pinned to HTTP/1.1 unless prior
     /// knowledge is asked for: libcurl's default would count it as possibly multiplexed.
     func curlHTTPVersion(_ key: PoolKey) -> Int {
-        switch httpVersion {
+        if key.http1Only { return CURL_HTTP_VERSION_1_1 }
+        return switch httpVersion {
         case .automatic: key.isHTTPS ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1
         case .http1Only: CURL_HTTP_VERSION_1_1
         case .http2PriorKnowledge:

@@ -15,8 +15,18 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         public static let invalidURL = Code("invalidURL")
         /// A header name or value contains CR, LF or NUL, or the name is not an HTTP token. Nothing was sent.
         public static let invalidHeader = Code("invalidHeader")
-        /// The request body could not be produced. Nothing was sent.
+        /// The request body could not be produced: a file that cannot be opened or read, a range outside
+        /// the file. Nothing was sent.
         public static let invalidBody = Code("invalidBody")
+        /// A request body's producer threw; ``TransportError/underlying`` holds its error. Nothing more
+        /// of the body was sent.
+        public static let requestBodyFailed = Code("requestBodyFailed")
+        /// A request body produced more or fewer bytes than it declared (a stream's `length`, or a file
+        /// that shrank or grew while it was sent). Nothing beyond the declared length was sent.
+        public static let bodyLengthMismatch = Code("bodyLengthMismatch")
+        /// A streamed response body was read a second time, or after the closure it was handed to had
+        /// returned.
+        public static let bodyUnavailable = Code("bodyUnavailable")
         /// The host name could not be resolved.
         public static let dnsFailure = Code("dnsFailure")
         /// No connection could be established (refused, unreachable).
@@ -89,6 +99,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public var location: String?
     /// For ``Code/tlsFailure``, why the TLS connection failed.
     public var tlsReason: TLSFailureReason?
+    /// For ``Code/requestBodyFailed``, the error the body's producer threw. Not compared by `==`.
+    public var underlying: (any Error & Sendable)?
 
     /// Creates a transport error.
     public init(
@@ -101,6 +113,25 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         self.curlCode = curlCode
         self.url = url
         self.method = method
+    }
+
+    /// Compares everything but ``underlying``, which need not be equatable.
+    public static func == (lhs: TransportError, rhs: TransportError) -> Bool {
+        lhs.code == rhs.code && lhs.timeout == rhs.timeout && lhs.curlCode == rhs.curlCode && lhs.message == rhs.message
+            && lhs.url == rhs.url && lhs.method == rhs.method && lhs.location == rhs.location
+            && lhs.tlsReason == rhs.tlsReason
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(timeout)
+        hasher.combine(curlCode)
+        hasher.combine(message)
+        hasher.combine(url)
+        hasher.combine(method)
+        hasher.combine(location)
+        hasher.combine(tlsReason)
     }
 
     /// True when the error is a cancellation of the calling task.

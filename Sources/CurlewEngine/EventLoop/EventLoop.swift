@@ -20,6 +20,8 @@ final class EventLoop: Sendable {
         case submit(Transfer)
         /// Its task was cancelled.
         case cancel(Transfer)
+        /// Its consumer or producer made room: resume that direction.
+        case resume(Transfer, PauseDirection)
         /// Reply with the per-host figures.
         case hostStatistics(LoopReply<[HostStatistics]>)
         /// Read or change the cookie jar; reply with the cookies listed (empty for the other commands).

@@ -35,6 +35,17 @@ extension LoopThread {
         performActions()
     }
 
+    /// The consumer or producer of a streamed transfer made room: the machine resumes that direction.
+    func resume(_ transfer: Transfer, _ direction: PauseDirection) {
+        guard let id = transfer.registeredID, let context = context(id) else { return }
+        switch direction {
+        case .receive: context.streams?.response?.loopResumed()
+        case .send: context.streams?.request?.loopResumed()
+        }
+        machine.resume(id, direction, now: now, into: &actions)
+        performActions()
+    }
+
     /// Performs the machine's actions in order, until none are left (an action may produce more).
     func performActions(shutdownReason: String = "the session was shut down") {
         // The machine has already counted the outcome: publish before any caller is resumed, so a caller
@@ -54,7 +65,24 @@ extension LoopThread {
                 count(reason)
                 guard let context = takeContext(id) else { continue }
                 remove(context)
-                transfer.finish(.failure(error(for: reason, transfer.request, shutdownReason: shutdownReason)))
+                // A failure a callback recorded (a body that could not be rewound, a pause curl refused)
+                // explains the end better than the reason.
+                let failure = context.failure ?? error(for: reason, transfer.request, shutdownReason: shutdownReason)
+                transfer.finish(.failure(failure))
+            case .setPause(let id, let receive, let send):
+                guard let context = context(id) else { continue }
+                let bits = (receive ? curlew_pause_receive : 0) | (send ? curlew_pause_send : 0)
+                // Unpausing delivers what curl kept from a paused write, through the callbacks, which may
+                // pause again: the machine hears of that at once.
+                let code = curl_easy_pause(context.handle.raw, Int32(bits))
+                if !transferEvents.isEmpty { tellMachineAboutTransfers() }
+                // BAD_FUNCTION_ARGUMENT: no connection (between libcurl's retry on a dead connection and the
+                // new one), where nothing is paused either. Another error came from a callback.
+                if code != CURLE_OK, code != CURLE_BAD_FUNCTION_ARGUMENT {
+                    context.failure = context.transfer.request.error(
+                        .curl, "libcurl could not resume the transfer: \(String(cString: curl_easy_strerror(code)))")
+                    machine.cancel(id, now: now, into: &actions)
+                }
             case .checkIdle(let id):
                 guard let context = context(id) else { continue }
                 machine.idleCheck(id, lastActivity: context.lastActivity(now: now), now: now, into: &actions)
@@ -94,7 +122,13 @@ extension LoopThread {
         let context = TransferContext(
             id: id, transfer: transfer, handle: handle, shard: shard, configuration: configuration, counters: counters)
         context.opensConnection = opensConnection
-        context.applyRequest(defaults: defaults, timeout: timeout)
+        if let error = context.applyRequest(defaults: defaults, timeout: timeout) {
+            recycle(context)
+            _ = machine.startFailed(id, now: now, into: &actions)
+            counters.failedTransfers.add(1, ordering: .relaxed)
+            transfer.finish(.failure(error))
+            return
+        }
         handle.errorBuffer.pointee = 0
         store(context)
         let code = curl_multi_add_handle(shard.multi, handle.raw)
@@ -126,6 +160,10 @@ extension LoopThread {
             guard curlew_easy_getinfo_string(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { continue }
             let context = Unmanaged<TransferContext>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
             let id = context.id
+            if let response = context.streams?.response {
+                finishStreamed(context, response: response, code: code)
+                continue
+            }
             let outcome = ResponseBuilder.outcome(for: context, code: code, configuration: configuration)
             switch outcome {
             case .success: counters.completedTransfers.add(1, ordering: .relaxed)
@@ -139,6 +177,28 @@ extension LoopThread {
             completed.append((context.transfer, outcome))
             performActions()
         }
+    }
+
+    /// A streamed response curl finished: its consumer gets the end (the trailers, or the error) after the
+    /// bytes it has not read yet.
+    private func finishStreamed(_ context: TransferContext, response: ResponseStream, code: CURLcode) {
+        let end: ResponseStream.End
+        if code == CURLE_OK, context.failure == nil {
+            end = .complete(trailers: context.head.makeTrailers())
+            counters.completedTransfers.add(1, ordering: .relaxed)
+        } else {
+            end = .failed(ErrorMapping.error(for: code, context: context, configuration: configuration))
+            counters.failedTransfers.add(1, ordering: .relaxed)
+        }
+        let transfer = context.transfer
+        _ = takeContext(context.id)
+        remove(context)
+        _ = machine.complete(context.id, now: now, into: &actions)
+        publishCounts()
+        transfer.markFinished()
+        context.streams?.request?.close()
+        if response.finish(end) { responseWakes.append(response) }
+        performActions()
     }
 
     /// Takes the handle out of its multi handle and gives it back to the pool.

@@ -62,6 +62,13 @@ final class LoopThread {
         /// A transfer admitted to open a connection got its response, or ended.
         case connectionReady(PoolKey)
     }
+    /// What callbacks learned about transfers (pauses, streamed heads), told to the machine once curl
+    /// returns.
+    var transferEvents: [TransferEvent] = []
+    /// Streamed responses whose waiting consumer has something new, and stream bodies whose producer has
+    /// room again: resumed together at the end of the loop's pass.
+    var responseWakes: [ResponseStream] = []
+    var requestWakes: [RequestStream] = []
     /// Open sockets per pool key, from curl's open and close socket callbacks.
     var openSockets: [PoolKey: Int] = [:]
     var peakOpenSockets: [PoolKey: Int] = [:]
@@ -145,14 +152,62 @@ final class LoopThread {
                         continue
                     }
                     guard registry.isWanted(fd) else { continue }
-                    socketAction(fd, flags: Self.curlFlags(events[index].events))
+                    let flags = events[index].events
+                    if flags == EPOLLOUT.rawValue {
+                        writableOnly(fd)
+                    } else {
+                        registry.restoreWrites(fd)
+                        socketAction(fd, flags: Self.curlFlags(flags))
+                    }
                 }
             }
+            if !transferEvents.isEmpty { tellMachineAboutTransfers() }
             if wake { drainInbox() }
             fireTimers()
+            if !transferEvents.isEmpty { tellMachineAboutTransfers() }
             if !keyEvents.isEmpty { tellMachineAboutKeys() }
             collectFinished()
             if !keyEvents.isEmpty { tellMachineAboutKeys() }
+            wakeStreams()
+        }
+    }
+
+    /// A socket reported writable and nothing else. libcurl 7.88 keeps asking to write to an HTTP/2
+    /// connection whose upload stream has no flow-control window left (curl/curl#10618) and writes
+    /// nothing, which would spin the loop at full CPU for as long as a slow server takes to read. When
+    /// curl wrote nothing, writability stops being watched on that socket until it is readable (the
+    /// window update arrives as incoming data) or a short time has passed.
+    private func writableOnly(_ fd: Int32) {
+        let before = curlew_socket_written(fd)
+        socketAction(fd, flags: CURL_CSELECT_OUT)
+        guard before != UInt64.max, curlew_socket_written(fd) == before else { return }
+        registry.holdWrites(fd, until: now &+ Self.stalledWriteRecheck)
+    }
+
+    /// How long a socket curl could not write to goes without write readiness, unless data arrives first.
+    static let stalledWriteRecheck: UInt64 = 20_000_000
+
+    /// Resumes the consumers and producers this pass made room or data for.
+    private func wakeStreams() {
+        if !responseWakes.isEmpty {
+            for stream in responseWakes { stream.wake() }
+            responseWakes.removeAll(keepingCapacity: true)
+        }
+        if !requestWakes.isEmpty {
+            for stream in requestWakes { stream.wakeWriter() }
+            requestWakes.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Tells the machine what callbacks learned about transfers.
+    func tellMachineAboutTransfers() {
+        let events = transferEvents
+        transferEvents.removeAll(keepingCapacity: true)
+        for event in events {
+            switch event {
+            case .paused(let id, let direction): machine.paused(id, direction)
+            case .headArrived(let id): machine.headArrived(id)
+            }
         }
     }
 
@@ -162,8 +217,9 @@ final class LoopThread {
         shards[shard].action(fd, flags: flags)
     }
 
-    /// curl's timers, then the machine's.
+    /// curl's timers, then the machine's, and sockets whose writes were held back.
     private func fireTimers() {
+        if let due = registry.nextWriteRecheck, now >= due { registry.restoreDueWrites(now: now) }
         for shard in shards {
             guard let deadline = shard.deadline, now >= deadline else { continue }
             shard.deadline = nil
@@ -187,6 +243,7 @@ final class LoopThread {
     /// served early; -1 to wait for I/O only.
     private func timeoutMilliseconds() -> Int32 {
         var earliest = machine.nextDeadline
+        if let due = registry.nextWriteRecheck, due < (earliest ?? .max) { earliest = due }
         for shard in shards {
             if let deadline = shard.deadline, deadline < (earliest ?? .max) { earliest = deadline }
         }
@@ -208,6 +265,7 @@ final class LoopThread {
             switch command {
             case .submit(let transfer): submit(transfer)
             case .cancel(let transfer): cancel(transfer)
+            case .resume(let transfer, let direction): resume(transfer, direction)
             case .hostStatistics(let reply): reply.send(hostStatistics())
             case .cookies(let command, let reply): reply.send(perform(command))
             case .shutdown: exiting = true
@@ -336,7 +394,7 @@ final class LoopThread {
             case .submit(let transfer): transfer.finish(.failure(transfer.request.error(.sessionShutDown, reason)))
             case .hostStatistics(let reply): reply.send([])
             case .cookies(_, let reply): reply.send([])
-            case .cancel, .shutdown: continue
+            case .cancel, .resume, .shutdown: continue
             }
         }
         pool.drain()

@@ -21,9 +21,15 @@ struct SocketRegistry {
         var wanted: UInt32 = 0
         var shard: Int32 = 0
         var key: PoolKey?
+        /// Writability is not watched until then (see ``holdWrites(_:until:)``); 0: not held.
+        var writesHeldUntil: UInt64 = 0
     }
 
     private var entries: [Entry] = []
+    /// Sockets whose writes are held back.
+    private var held: [Int32] = []
+    /// The soonest time a held socket's writability is watched again.
+    private(set) var nextWriteRecheck: UInt64?
     let epoll: Int32
     private(set) var controlCalls = 0
     private(set) var watched = 0
@@ -39,6 +45,7 @@ struct SocketRegistry {
         if index >= entries.count { entries.append(contentsOf: repeatElement(Entry(), count: index + 1 - entries.count + 64)) }
         entries[index].wanted = events
         entries[index].shard = Int32(shard)
+        if entries[index].writesHeldUntil != 0 { release(fd) }
         guard events != 0, entries[index].registered != events else { return }
         let operation = entries[index].registered == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
         if control(Int32(operation), fd, events) {
@@ -81,8 +88,59 @@ struct SocketRegistry {
             watched -= 1
         }
         let key = entries[index].key
+        if entries[index].writesHeldUntil != 0 { release(fd) }
         entries[index] = Entry()
         return key
+    }
+
+    // MARK: Held writes
+
+    /// Stops watching `fd` for writability until `deadline`, or until it reports another event or curl
+    /// changes what it wants: curl asked to write and wrote nothing.
+    mutating func holdWrites(_ fd: Int32, until deadline: UInt64) {
+        let index = Int(fd)
+        // Only a socket also watched for reading: its window update arrives as data, and a registration
+        // never drops to no events at all.
+        guard index >= 0, index < entries.count, entries[index].registered & EPOLLOUT.rawValue != 0,
+            entries[index].registered & EPOLLIN.rawValue != 0, entries[index].writesHeldUntil == 0
+        else { return }
+        let events = entries[index].registered & ~EPOLLOUT.rawValue
+        guard control(Int32(EPOLL_CTL_MOD), fd, events) else { return }
+        entries[index].registered = events
+        entries[index].writesHeldUntil = deadline
+        held.append(fd)
+        if deadline < (nextWriteRecheck ?? .max) { nextWriteRecheck = deadline }
+    }
+
+    /// Watches a held socket's writability again (it reported an event).
+    @inline(__always)
+    mutating func restoreWrites(_ fd: Int32) {
+        let index = Int(fd)
+        guard index >= 0, index < entries.count, entries[index].writesHeldUntil != 0 else { return }
+        restore(fd)
+    }
+
+    /// Watches again every held socket whose time has come.
+    mutating func restoreDueWrites(now: UInt64) {
+        for fd in held where entries[Int(fd)].writesHeldUntil != 0 && entries[Int(fd)].writesHeldUntil <= now {
+            restore(fd)
+        }
+    }
+
+    private mutating func restore(_ fd: Int32) {
+        let index = Int(fd)
+        let wanted = entries[index].wanted
+        release(fd)
+        if wanted != 0, entries[index].registered != wanted, control(Int32(EPOLL_CTL_MOD), fd, wanted) {
+            entries[index].registered = wanted
+        }
+    }
+
+    /// Forgets that `fd`'s writes are held.
+    private mutating func release(_ fd: Int32) {
+        entries[Int(fd)].writesHeldUntil = 0
+        held.removeAll { $0 == fd }
+        nextWriteRecheck = held.map { entries[Int($0)].writesHeldUntil }.min()
     }
 
     /// Stops watching a socket curl no longer wants, keeping what it was opened for.

@@ -13,6 +13,8 @@ final class Transfer: Sendable {
     private struct State {
         var continuation: Continuation?
         var cancelled = false
+        /// The loop holds (or is about to hold) the transfer: a cancellation must reach it.
+        var held = false
         var finished = false
         var outcome: Outcome?
         /// The loop's identifier, once the loop has taken the submission.
@@ -26,13 +28,19 @@ final class Transfer: Sendable {
     let isRedirectHop: Bool
     /// When the caller handed the transfer over (monotonic nanoseconds).
     let submitted: UInt64
+    /// The streamed parts of the exchange; nil for the common case, a body in memory both ways.
+    let streams: TransferStreams?
     private let state = Locked(State())
 
-    init(request: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool = false, submitted: UInt64 = MonotonicClock.now()) {
+    init(
+        request: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool = false, submitted: UInt64 = MonotonicClock.now(),
+        streams: TransferStreams? = nil
+    ) {
         self.request = request
         self.deadline = deadline
         self.isRedirectHop = isRedirectHop
         self.submitted = submitted
+        self.streams = streams
     }
 
     /// Records the loop's identifier. Returns true when the task was cancelled in the meantime, so the
@@ -57,9 +65,26 @@ final class Transfer: Sendable {
                 return true
             }
             state.continuation = continuation
+            state.held = true
             return false
         }
         if cancelled { continuation.resume() }
+        return !cancelled
+    }
+
+    /// For a streamed response, whose caller waits on the ``ResponseStream`` instead: marks the transfer
+    /// held. Returns false, having ended the stream with a cancellation, when the task was cancelled
+    /// before the transfer could be handed to the loop.
+    func attachStreamed() -> Bool {
+        let cancelled = state.withLock { state -> Bool in
+            if state.cancelled {
+                state.finished = true
+                return true
+            }
+            state.held = true
+            return false
+        }
+        if cancelled { streams?.end(with: request.error(.cancelled, "the task was cancelled")) }
         return !cancelled
     }
 
@@ -67,14 +92,15 @@ final class Transfer: Sendable {
     func markCancelled() -> Bool {
         state.withLock { state in
             state.cancelled = true
-            return state.continuation != nil && !state.finished
+            return state.held && !state.finished
         }
     }
 
     /// Whether the calling task has asked to cancel.
     var isCancelled: Bool { state.withLock { $0.cancelled } }
 
-    /// Stores the outcome and resumes the caller. Later calls do nothing.
+    /// Stores the outcome and resumes the caller. Later calls do nothing. A streamed response gets a
+    /// failure through its stream (its success is delivered by the loop as the bytes arrive).
     func finish(_ outcome: Outcome) {
         let continuation = state.withLock { state -> Continuation? in
             guard !state.finished else { return nil }
@@ -83,7 +109,15 @@ final class Transfer: Sendable {
             defer { state.continuation = nil }
             return state.continuation
         }
+        if let streams {
+            if case .failure(let error) = outcome { streams.end(with: error) } else { streams.request?.close() }
+        }
         continuation?.resume()
+    }
+
+    /// Marks the transfer finished without an outcome (a streamed response the loop has ended itself).
+    func markFinished() {
+        state.withLock { $0.finished = true }
     }
 
     /// The outcome, once the caller has been resumed.

@@ -26,6 +26,10 @@ final class TransferContext {
     /// Loop thread only and never accessed re-entrantly, so without dynamic exclusivity checks.
     @exclusivity(unchecked) var head: ResponseHeadParser
     let sink: any ResponseBodySink
+    /// The streamed parts of the exchange (nil: both bodies in memory).
+    let streams: TransferStreams?
+    /// Where the read callback takes a request body from (bodies that are not one block of memory).
+    var upload: UploadFeed?
     let maxBodyBytes: Int
     private(set) var receivedBodyBytes = 0
     /// A failure the engine itself detected inside a callback (curl then reports a write error).
@@ -35,6 +39,7 @@ final class TransferContext {
     let counters: EngineCounters
     /// When curl started the transfer (monotonic nanoseconds).
     private let started: UInt64
+    var startedAt: UInt64 { started }
     /// When a byte last arrived (monotonic nanoseconds); the start time until then.
     private var lastReceive: UInt64
     /// Request-body bytes curl had sent at the last idle check, and when that count last moved.
@@ -60,7 +65,11 @@ final class TransferContext {
         self.shard = shard
         self.head = ResponseHeadParser(maxHeadBytes: configuration.effectiveMaxResponseHeaderSize)
         self.sink = MemoryBodySink()
-        self.maxBodyBytes = transfer.request.request.options.maxResponseBodySize ?? configuration.maxResponseBodySize
+        streams = transfer.streams
+        // A streamed body has no limit unless the request sets one; the reader enforces it (on decoded bytes).
+        self.maxBodyBytes =
+            transfer.streams?.response != nil
+            ? Int.max : transfer.request.request.options.maxResponseBodySize ?? configuration.maxResponseBodySize
         self.counters = counters
         let now = shard.thread.now
         started = now
@@ -77,6 +86,10 @@ final class TransferContext {
             return true
         case .complete:
             shard.thread.noteResponseHead(of: self, http2: head.isHTTP2)
+            if let response = streams?.response {
+                deliverHead(to: response)
+                return true
+            }
             // Content-Length is the server's word, and under a Content-Encoding it is the compressed
             // size: reserve from it only for unencoded bodies, and never more than 1 MiB up front.
             if let length = head.contentLength, !head.hasContentEncoding, transfer.request.request.method != .head {
@@ -95,21 +108,23 @@ final class TransferContext {
         }
     }
 
-    /// Called from the write callback with decoded body bytes. Returns false to abort the transfer.
-    func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Called from the write callback with body bytes (decoded by curl, unless streamed). Returns what
+    /// the callback answers: the count taken, 0 to abort the transfer, or curl's pause value.
+    func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> Int {
         lastReceive = shard.thread.now
+        if let response = streams?.response { return streamBytes(bytes, to: response) }
         receivedBodyBytes += bytes.count
         guard receivedBodyBytes <= maxBodyBytes else {
             failure = transfer.request.error(
                 .bodyTooLarge, "the decoded response body exceeds the limit of \(maxBodyBytes) bytes")
-            return false
+            return 0
         }
         guard sink.write(bytes) else {
             failure = transfer.request.error(.curl, "out of memory storing the response body")
-            return false
+            return 0
         }
         if sink.bufferedBytes != reportedBufferBytes { updateBufferCounter() }
-        return true
+        return bytes.count
     }
 
     /// When a byte last moved either way, or the connection was established. Sent bytes are seen by
@@ -146,11 +161,14 @@ final class TransferContext {
         reportedBufferBytes = 0
     }
 
-    /// Frees the header list and the copy of a tiny body, once curl is done with the handle.
+    /// Frees the header list and the copy of a tiny body, and closes a file body, once curl is done with
+    /// the handle.
     func releaseRequestResources() {
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
         if let ownedBody { free(ownedBody) }
         ownedBody = nil
+        upload?.close()
+        upload = nil
     }
 }

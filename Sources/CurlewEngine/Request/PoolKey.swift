@@ -18,30 +18,49 @@ final class PoolKey: Hashable, Sendable, CustomStringConvertible {
     /// A request's own TLS settings (client certificate, pins), if any: connections made with other
     /// settings are not shared with it.
     let tlsIdentity: TLSIdentity?
+    /// Whether requests with this key speak HTTP/1.1 only (a request that sends trailers, which
+    /// libcurl 7.88 can send over HTTP/1.1 only): their connections are never shared with HTTP/2 ones.
+    let http1Only: Bool
     /// Hashed once: the loop looks the key up for every request, and the key of a cached URL is reused.
     private let precomputedHash: Int
     /// Whether the scheme is https (TLS options apply).
     let isHTTPS: Bool
 
-    init(scheme: String, host: String, port: Int, unixSocketPath: String? = nil, tlsIdentity: TLSIdentity? = nil) {
+    init(
+        scheme: String, host: String, port: Int, unixSocketPath: String? = nil, tlsIdentity: TLSIdentity? = nil,
+        http1Only: Bool = false
+    ) {
         self.scheme = scheme
         self.host = host
         self.port = port
         self.unixSocketPath = unixSocketPath
         self.tlsIdentity = tlsIdentity
+        self.http1Only = http1Only
         var hasher = Hasher()
         hasher.combine(scheme)
         hasher.combine(host)
         hasher.combine(port)
         hasher.combine(unixSocketPath)
         hasher.combine(tlsIdentity)
+        hasher.combine(http1Only)
         precomputedHash = hasher.finalize()
         isHTTPS = scheme == "https"
     }
 
     /// This key, set apart by a socket path and a TLS identity.
     func with(unixSocketPath: String?, tlsIdentity: TLSIdentity?) -> PoolKey {
-        PoolKey(scheme: scheme, host: host, port: port, unixSocketPath: unixSocketPath, tlsIdentity: tlsIdentity)
+        PoolKey(
+            scheme: scheme, host: host, port: port, unixSocketPath: unixSocketPath, tlsIdentity: tlsIdentity,
+            http1Only: http1Only)
+    }
+
+    /// This key for requests that must speak HTTP/1.1.
+    func speakingHTTP1Only() -> PoolKey {
+        http1Only
+            ? self
+            : PoolKey(
+                scheme: scheme, host: host, port: port, unixSocketPath: unixSocketPath, tlsIdentity: tlsIdentity,
+                http1Only: true)
     }
 
     func hash(into hasher: inout Hasher) {
@@ -52,6 +71,7 @@ final class PoolKey: Hashable, Sendable, CustomStringConvertible {
         lhs === rhs
             || lhs.precomputedHash == rhs.precomputedHash && lhs.port == rhs.port && lhs.scheme == rhs.scheme
             && lhs.host == rhs.host && lhs.unixSocketPath == rhs.unixSocketPath && lhs.tlsIdentity == rhs.tlsIdentity
+            && lhs.http1Only == rhs.http1Only
     }
 
     /// `scheme://host:port`, with the socket and a TLS identity marker when set.
@@ -59,6 +79,7 @@ final class PoolKey: Hashable, Sendable, CustomStringConvertible {
         var text = "\(scheme)://\(host):\(port)"
         if let unixSocketPath { text += " via \(unixSocketPath)" }
         if tlsIdentity != nil { text += " (own TLS identity)" }
+        if http1Only { text += " (HTTP/1.1)" }
         return text
     }
 

@@ -13,7 +13,7 @@ struct PreparedRequest: Sendable {
     let url: ParsedURL
     /// Which connections the request may use: the URL's key, set apart by the request's own socket or
     /// TLS settings.
-    let poolKey: PoolKey
+    private(set) var poolKey: PoolKey
 
     init(_ request: TransportRequest, urls: ParsedURLCache) throws(TransportError) {
         guard Self.hasHTTPScheme(request.url) else {
@@ -45,6 +45,26 @@ struct PreparedRequest: Sendable {
                 options.clientIdentity != nil || options.pinnedPublicKeys != nil
                 ? PoolKey.TLSIdentity(clientIdentity: options.clientIdentity, pins: options.pinnedPublicKeys) : nil
             poolKey = url.poolKey.with(unixSocketPath: options.unixSocketPath, tlsIdentity: identity)
+        }
+        if let body = request.body, body.hasTrailers {
+            poolKey = poolKey.speakingHTTP1Only()
+            if let fields = body.trailerSource?.declared { try Self.check(trailers: fields, request) }
+        }
+    }
+
+    /// Refuses trailer fields that may not be sent as trailers or whose values would not be sent as given.
+    static func check(trailers: HTTPFields, _ request: TransportRequest) throws(TransportError) {
+        for field in trailers {
+            if TrailerSource.forbidden.contains(field.name) {
+                throw TransportError(
+                    .invalidHeader, message: "\(field.name) may not be sent as a trailer field", url: request.url,
+                    method: request.method.rawValue)
+            }
+            if !HeaderValidation.isSendable(value: field.value) {
+                throw TransportError(
+                    .invalidHeader, message: "value of trailer field \(field.name) contains CR, LF or NUL", url: request.url,
+                    method: request.method.rawValue)
+            }
         }
     }
 

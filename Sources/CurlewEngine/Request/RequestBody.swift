@@ -1,21 +1,40 @@
-// Curlew — what a request sends as its body.
+// Curlew — what a request sends as its body: bytes, a file, or bytes produced while the request runs.
 
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
 public import Foundation
 #endif
+public import HTTPTypes
 
 /// The body of a request.
 ///
-/// Today a body is in memory and is handed to libcurl without copying. The type is a struct over a
-/// private storage so that file-backed and streamed bodies can be added without breaking callers.
+/// - Bytes in memory (``data(_:)``, ``bytes(_:)``, ``string(_:)``) are handed to libcurl without copying.
+/// - A file (``file(_:range:)``) is read while the request runs, straight into libcurl's upload buffer;
+///   its length is known, so it is sent with `Content-Length`.
+/// - A stream (``stream(length:replayable:_:)``, ``sequence(_:length:)``, ``sequence(length:_:)``) is
+///   produced by your code while the request runs, with backpressure: a write waits while the engine's
+///   buffer is full. A stream of unknown length is sent chunked over HTTP/1.1.
+///
+/// Any body can carry trailer fields (``trailers(_:)``), sent after its last byte.
+///
+/// Bodies in memory and files can be sent again (after a 307 or 308 redirect, or when libcurl retries a
+/// request whose reused connection turned out dead); a stream can when it is ``isReplayable``.
 public struct RequestBody: Sendable, Hashable {
     enum Storage: Sendable, Hashable {
         case bytes(Data)
+        case file(FileRegion)
+        case stream(BodyProducer)
     }
 
     let storage: Storage
+    /// The trailer fields, when the body declares them.
+    let trailerSource: TrailerSource?
+
+    init(storage: Storage, trailers: TrailerSource? = nil) {
+        self.storage = storage
+        self.trailerSource = trailers
+    }
 
     /// A body made of these bytes.
     public static func data(_ data: Data) -> RequestBody { RequestBody(storage: .bytes(data)) }
@@ -26,24 +45,179 @@ public struct RequestBody: Sendable, Hashable {
     /// A body holding the UTF-8 bytes of `string`.
     public static func string(_ string: String) -> RequestBody { .data(Data(string.utf8)) }
 
+    /// A body produced while the request runs by `produce`, which writes its bytes to the writer it is
+    /// given and returns when the body is complete.
+    ///
+    /// A write waits while the engine holds as much as ``SessionConfiguration/streamBufferSize`` of
+    /// unsent bytes, so a fast producer never outruns the network. When `produce` throws, the request
+    /// fails with its error (``TransportError/Code/requestBodyFailed`` from `execute`) and nothing more is
+    /// sent. When the exchange ends first (a response arrived early, the caller stopped), the writer's
+    /// next write throws ``TransportError/Code/cancelled`` and the task producing is cancelled.
+    ///
+    /// - Parameters:
+    ///   - length: The exact number of bytes `produce` writes, sent as `Content-Length`; nil for a length
+    ///     not known up front (chunked over HTTP/1.1). Producing more or fewer bytes fails with
+    ///     ``TransportError/Code/bodyLengthMismatch``.
+    ///   - replayable: Whether calling `produce` again writes the same bytes, so the body can be sent
+    ///     again after a 307 or 308 redirect or a retry on a fresh connection. A body that is not fails
+    ///     those with ``TransportError/Code/bodyNotReplayable``.
+    ///   - produce: Writes the body; called on the calling task's side, never on the event loop.
+    public static func stream(
+        length: Int? = nil, replayable: Bool = false,
+        _ produce: @escaping @Sendable (RequestBodyWriter) async throws -> Void
+    ) -> RequestBody {
+        RequestBody(storage: .stream(BodyProducer(length: length, replayable: replayable, produce: produce)))
+    }
+
+    /// A body made of the chunks of `sequence`, read once while the request runs (it cannot be replayed:
+    /// use ``sequence(length:_:)`` for one that can).
+    ///
+    /// - Parameters:
+    ///   - sequence: Chunks of bytes (`[UInt8]`, `ArraySlice<UInt8>`, `Data`, ...).
+    ///   - length: The exact number of bytes, sent as `Content-Length`; nil for unknown (chunked).
+    public static func sequence<Chunks: AsyncSequence & Sendable>(
+        _ sequence: Chunks, length: Int? = nil
+    ) -> RequestBody where Chunks.Element: Collection<UInt8> & Sendable {
+        stream(length: length, replayable: false) { writer in
+            for try await chunk in sequence { try await writer.write(chunk) }
+        }
+    }
+
+    /// A body made of the chunks of the sequences `makeSequence` returns: called for each attempt, so
+    /// the body can be sent again.
+    ///
+    /// - Parameters:
+    ///   - length: The exact number of bytes, sent as `Content-Length`; nil for unknown (chunked).
+    ///   - makeSequence: Returns the chunks from the first byte, each time it is called.
+    public static func sequence<Chunks: AsyncSequence & SendableMetatype>(
+        length: Int? = nil, _ makeSequence: @escaping @Sendable () -> Chunks
+    ) -> RequestBody where Chunks.Element: Collection<UInt8> & Sendable, Chunks.AsyncIterator: SendableMetatype {
+        stream(length: length, replayable: true) { writer in
+            for try await chunk in makeSequence() { try await writer.write(chunk) }
+        }
+    }
+
+    /// This body followed by trailer fields, sent after its last byte.
+    ///
+    /// Trailers need chunked framing: the body is sent without `Content-Length`, and over HTTP/1.1 —
+    /// libcurl 7.88 cannot send trailers over HTTP/2, so a request with trailers to an https host goes
+    /// over a connection of its own speaking HTTP/1.1.
+    ///
+    /// - Parameter makeTrailers: Returns the fields. For a stream it runs after the producer has
+    ///   returned (so it can report what was produced, a checksum say); for bytes and files, whose
+    ///   content is known up front, before the request is sent. A field that frames, routes,
+    ///   authenticates or describes the content of the message (`Content-Length`, `Transfer-Encoding`,
+    ///   `Trailer`, `Host`, `Authorization`, `Content-Type`, ...) fails the request with
+    ///   ``TransportError/Code/invalidHeader``.
+    public func trailers(_ makeTrailers: @escaping @Sendable () async throws -> HTTPFields) -> RequestBody {
+        RequestBody(storage: storage, trailers: TrailerSource(makeTrailers))
+    }
+
+    /// This body followed by these trailer fields, sent after its last byte (see ``trailers(_:)``).
+    ///
+    /// - Parameter fields: The fields; refused when the request is sent (``TransportError/Code/invalidHeader``)
+    ///   if one frames, routes, authenticates or describes the content of the message.
+    public func trailers(_ fields: HTTPFields) -> RequestBody {
+        RequestBody(storage: storage, trailers: TrailerSource(fields: fields))
+    }
+
     /// The number of bytes the body will send, when known before sending.
     public var knownLength: Int? {
         switch storage {
         case .bytes(let data): data.count
+        case .file(let region): region.length
+        case .stream(let producer): producer.length
         }
     }
 
-    /// Whether the body can be sent again (for a 307 or 308 redirect): bodies held in memory can.
+    /// Whether the body can be sent again (after a 307 or 308 redirect, or a retry on a fresh
+    /// connection): bytes and files can; a stream when it said so.
     public var isReplayable: Bool {
         switch storage {
-        case .bytes: true
+        case .bytes, .file: true
+        case .stream(let producer): producer.replayable
         }
     }
 
     /// The bytes, when the body is held in memory.
     public var inMemoryBytes: Data? {
-        switch storage {
-        case .bytes(let data): data
-        }
+        if case .bytes(let data) = storage { return data }
+        return nil
     }
+
+    /// Whether the body sends trailer fields after its last byte.
+    public var hasTrailers: Bool { trailerSource != nil }
+
+    /// The file the body is read from, if it is one.
+    public var filePath: String? {
+        if case .file(let region) = storage { return region.path }
+        return nil
+    }
+
+    /// Whether the body is produced while the request runs (a stream).
+    var isStream: Bool {
+        if case .stream = storage { return true }
+        return false
+    }
+}
+
+extension RequestBody: CustomStringConvertible {
+    /// What the body is, for logs: `12 bytes`, `file /tmp/a.bin (bytes 0..<1024)`, `stream of 4096 bytes`,
+    /// `stream of unknown length`, with `, with trailers` when it has them.
+    public var description: String {
+        let kind =
+            switch storage {
+            case .bytes(let data): "\(data.count) bytes"
+            case .file(let region): "file \(region.path) (bytes \(region.offset)..<\(region.offset + region.length))"
+            case .stream(let producer): producer.length.map { "stream of \($0) bytes" } ?? "stream of unknown length"
+            }
+        return hasTrailers ? kind + ", with trailers" : kind
+    }
+}
+
+/// A stream body's producer, compared by identity (two bodies are equal when they share it).
+final class BodyProducer: Sendable, Hashable {
+    let length: Int?
+    let replayable: Bool
+    let produce: @Sendable (RequestBodyWriter) async throws -> Void
+
+    init(length: Int?, replayable: Bool, produce: @escaping @Sendable (RequestBodyWriter) async throws -> Void) {
+        self.length = length.map { max(0, $0) }
+        self.replayable = replayable
+        self.produce = produce
+    }
+
+    static func == (lhs: BodyProducer, rhs: BodyProducer) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// A body's trailer fields, compared by identity.
+final class TrailerSource: Sendable, Hashable {
+    let make: @Sendable () async throws -> HTTPFields
+    /// Fields given as a value rather than computed (checked before anything is sent).
+    let declared: HTTPFields?
+
+    init(_ make: @escaping @Sendable () async throws -> HTTPFields) {
+        self.make = make
+        declared = nil
+    }
+
+    init(fields: HTTPFields) {
+        self.make = { fields }
+        declared = fields
+    }
+
+    static func == (lhs: TrailerSource, rhs: TrailerSource) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    /// Fields that frame, route, authenticate or describe the content of a message, which may not be sent
+    /// as trailers (RFC 9110 §6.5.1).
+    static let forbidden: Set<HTTPField.Name> = {
+        var names: Set<HTTPField.Name> = [
+            .contentLength, .transferEncoding, .trailer, .contentEncoding, .contentType, .contentRange, .te,
+            .authorization, .proxyAuthorization, .setCookie, .cookie, .expect, .connection, .upgrade,
+        ]
+        if let host = HTTPField.Name("Host") { names.insert(host) }
+        return names
+    }()
 }

@@ -45,18 +45,47 @@ enum ResponseBuilder {
                 redirectURL = String(cString: location)
             }
         }
-        return .success(
-            TransportResponse(
-                status: HTTPResponse.Status(code: code),
-                head: context.head.makeHead(),
-                body: context.sink.finish(),
-                effectiveURL: effectiveURL,
-                httpVersion: httpVersion(version),
-                connectionReused: connects == 0,
-                timings: timings(easy, queued: context.queuedTime),
-                redirectURL: redirectURL,
-                hasLocation: context.head.hasLocation
-            ))
+        var response = TransportResponse(
+            status: HTTPResponse.Status(code: code),
+            head: context.head.makeHead(),
+            body: context.sink.finish(),
+            effectiveURL: effectiveURL,
+            httpVersion: httpVersion(version),
+            connectionReused: connects == 0,
+            timings: timings(easy, queued: context.queuedTime),
+            redirectURL: redirectURL,
+            hasLocation: context.head.hasLocation
+        )
+        if let trailers = context.head.makeTrailers() { response.trailerFields = trailers }
+        return .success(response)
+    }
+
+    /// The head of a streamed response, read when its final head is complete (header callback).
+    static func head(for context: TransferContext) -> ResponseHead {
+        let easy = context.handle.raw
+        var code = 0
+        _ = curlew_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
+        if code == 0 { code = context.head.statusCode }
+        var version = 0
+        _ = curlew_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        if version == 0 { version = context.head.isHTTP2 ? Int(CURL_HTTP_VERSION_2_0) : Int(CURL_HTTP_VERSION_1_1) }
+        var urlPointer: UnsafePointer<CChar>?
+        _ = curlew_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &urlPointer)
+        var redirectURL: String?
+        if (300..<400).contains(code), context.head.hasLocation {
+            var location: UnsafePointer<CChar>?
+            if curlew_easy_getinfo_string(easy, CURLINFO_REDIRECT_URL, &location) == CURLE_OK, let location {
+                redirectURL = String(cString: location)
+            }
+        }
+        var timings = timings(easy, queued: context.queuedTime)
+        timings.total = .nanoseconds(Int64(clamping: context.shard.thread.now &- min(context.shard.thread.now, context.startedAt)))
+        return ResponseHead(
+            status: HTTPResponse.Status(code: code), head: context.head.makeHead(),
+            effectiveURL: effectiveURL(urlPointer, requested: context.transfer.request.request.url),
+            httpVersion: httpVersion(version), connectionReused: context.handle.connectionsOpened == 0,
+            timings: timings, redirectURL: redirectURL, hasLocation: context.head.hasLocation,
+            contentLength: context.head.hasContentEncoding ? nil : context.head.contentLength)
     }
 
     /// The URL curl ended at: the request's own String when curl reports the same bytes (no redirect

@@ -4,7 +4,7 @@ import HTTPTypes
 
 /// Collects the head of the final response from curl's header callback, one line at a time.
 ///
-/// Interim (1xx) heads are discarded; trailers after the body are ignored. The parser enforces the
+/// Interim (1xx) heads are discarded; trailer fields after the body are kept apart from the head. The parser enforces the
 /// head-size limit over every head of the response (interim ones included, so endless 1xx heads cannot
 /// evade it), requires each head to start with a strict status line (`HTTP/` in that case, a version,
 /// a three-digit code: libcurl 7.88 accepts `Http/1.1`), and rejects two different `Content-Length`
@@ -21,6 +21,8 @@ struct ResponseHeadParser {
 
     /// The final head's field lines (see ``ReceivedHead``), in the order received.
     private var lines: [UInt8] = []
+    /// Trailer field lines, in the same form.
+    private var trailerLines: [UInt8] = []
     private(set) var statusCode = 0
     private(set) var contentLength: Int?
     private(set) var hasContentEncoding = false
@@ -42,7 +44,7 @@ struct ResponseHeadParser {
     }
 
     mutating func consume(_ line: UnsafeRawBufferPointer) -> Event {
-        if isComplete { return .more }  // trailers
+        if isComplete { return trailerLine(line) }
         headBytes += line.count
         guard headBytes <= maxHeadBytes else {
             return .failure(.headersTooLarge, "the response head exceeds the limit of \(maxHeadBytes) bytes")
@@ -148,6 +150,26 @@ struct ResponseHeadParser {
         while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
         while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
         return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    /// A line after the final head: a trailer field (HTTP/1.1 chunked, HTTP/2), counted against the head
+    /// limit like the head's own lines.
+    private mutating func trailerLine(_ line: UnsafeRawBufferPointer) -> Event {
+        headBytes += line.count
+        guard headBytes <= maxHeadBytes else {
+            return .failure(.headersTooLarge, "the response head and trailers exceed the limit of \(maxHeadBytes) bytes")
+        }
+        var end = line.count
+        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        guard end > 0 else { return .more }
+        trailerLines.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[0..<end]))
+        trailerLines.append(UInt8(ascii: "\n"))
+        return .more
+    }
+
+    /// The trailer fields received after the body, or nil when none came.
+    func makeTrailers() -> HTTPFields? {
+        trailerLines.isEmpty ? nil : ReceivedHead(lines: trailerLines).fields
     }
 
     /// The head received so far, for the response.

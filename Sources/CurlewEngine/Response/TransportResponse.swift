@@ -71,6 +71,11 @@ public struct TransportResponse: Sendable {
         get { storage.redirectURL }
         set { mutableStorage.redirectURL = newValue }
     }
+    /// The trailer fields that followed the body (HTTP/1.1 chunked, HTTP/2), or nil when none came.
+    public var trailerFields: HTTPFields? {
+        get { storage.trailerFields }
+        set { mutableStorage.trailerFields = newValue }
+    }
     /// Whether the head carried a `Location` field (with or without a usable value).
     var hasLocation: Bool { storage.hasLocation }
 
@@ -121,6 +126,7 @@ public struct TransportResponse: Sendable {
         var redirects: [RedirectStep] = []
         var redirectURL: String?
         var hasLocation = false
+        var trailerFields: HTTPFields?
 
         init(
             status: HTTPResponse.Status, assignedFields: HTTPFields, receivedHead: ReceivedHead?, body: Data,
@@ -144,6 +150,7 @@ public struct TransportResponse: Sendable {
             copy.redirects = redirects
             copy.redirectURL = redirectURL
             copy.hasLocation = hasLocation
+            copy.trailerFields = trailerFields
             return copy
         }
     }

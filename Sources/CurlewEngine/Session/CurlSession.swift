@@ -24,7 +24,7 @@ import Glibc
 public final class CurlSession: HTTPTransport, Sendable {
     /// The settings every transfer of this session uses.
     public let configuration: SessionConfiguration
-    private let loop: EventLoop
+    let loop: EventLoop
     private let stopped = Locked(false)
     let urls: ParsedURLCache
     private let defaultFields: DefaultHeaderFields
@@ -87,20 +87,11 @@ public final class CurlSession: HTTPTransport, Sendable {
     func run(
         _ prepared: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool, submitted: UInt64 = MonotonicClock.now()
     ) async throws(TransportError) -> TransportResponse {
-        let transfer = Transfer(request: prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted)
-        let loop = self.loop
-        await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: Transfer.Continuation) in
-                guard transfer.attach(continuation) else { return }
-                if !loop.enqueue(.submit(transfer)) {
-                    transfer.finish(.failure(transfer.request.error(.sessionShutDown, "the session was shut down")))
-                }
-            }
-        } onCancel: {
-            // Must not block: flag the transfer and, if the loop has it, queue an abort.
-            if transfer.markCancelled() { loop.enqueue(.cancel(transfer)) }
+        if let body = prepared.request.body, body.isStream || body.hasTrailers {
+            return try await runWithBody(prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted)
         }
-        return try transfer.takeOutcome().get()
+        let transfer = Transfer(request: prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted)
+        return try await submitAndWait(transfer).get()
     }
 
     /// Parses a URL for a redirect hop through the session's cache.
@@ -114,6 +105,12 @@ public final class CurlSession: HTTPTransport, Sendable {
     /// ``SessionConfiguration/expectContinueThreshold`` bytes.
     public func wireRequest(for request: TransportRequest) async -> TransportRequest {
         defaultFields.applied(to: request)
+    }
+
+    /// The request as sent when its response is streamed: as ``wireRequest(for:)``, offering only the
+    /// codings a streamed body is decoded from (`deflate, gzip`).
+    public func wireRequest(forStreamed request: TransportRequest) async -> TransportRequest {
+        defaultFields.applied(to: request, streamedResponse: true)
     }
 
     /// Cancels every transfer in flight and every queued request, stops the event loop and joins its thread.

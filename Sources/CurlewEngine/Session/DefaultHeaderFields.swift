@@ -31,16 +31,24 @@ struct DefaultHeaderFields: Sendable {
         expectContinueThreshold = configuration.expectContinueThreshold
     }
 
-    /// `request` as the engine sends it: the default fields the request does not set, then its own.
-    func applied(to request: TransportRequest) -> TransportRequest {
+    /// `request` as the engine sends it: the default fields the request does not set, then its own. A
+    /// streamed response offers only the codings its reader decodes.
+    func applied(to request: TransportRequest, streamedResponse: Bool = false) -> TransportRequest {
         var sent = HTTPFields()
-        for field in fields where request.headerFields[field.name] == nil { sent.append(field) }
+        for field in fields where request.headerFields[field.name] == nil {
+            if streamedResponse, field.name == .acceptEncoding {
+                sent.append(HTTPField(name: .acceptEncoding, value: ContentDecoder.offered))
+            } else {
+                sent.append(field)
+            }
+        }
         sent.append(contentsOf: request.headerFields)
         if request.headerFields[.authorization] == nil, let credentials = Self.userInfo(in: request.url) {
             sent.append(HTTPField(name: .authorization, value: "Basic " + Data(credentials.utf8).base64EncodedString()))
         }
-        if let threshold = expectContinueThreshold, let length = request.body?.knownLength, length >= threshold,
-            request.headerFields[.expect] == nil
+        // A body of unknown length (or sent chunked, with trailers) counts as reaching any threshold.
+        if let threshold = expectContinueThreshold, let body = request.body, request.method != .head,
+            body.hasTrailers || (body.knownLength ?? .max) >= threshold, request.headerFields[.expect] == nil
         {
             sent.append(HTTPField(name: .expect, value: "100-continue"))
         }

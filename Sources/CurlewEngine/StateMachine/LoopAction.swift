@@ -31,6 +31,9 @@ enum LoopAction<Payload>: CustomStringConvertible {
     case fail(Payload, EndReason)
     /// End a transfer curl is running: take it out of curl, then resume its caller with the reason.
     case abort(TransferID, Payload, EndReason)
+    /// Tell curl which directions of a running transfer are paused (both, always: libcurl sets both at
+    /// once).
+    case setPause(TransferID, receive: Bool, send: Bool)
     /// The idle timer of a running transfer is due: report its last activity with
     /// ``TransferStateMachine/idleCheck(_:lastActivity:now:into:)``.
     case checkIdle(TransferID)
@@ -41,6 +44,7 @@ enum LoopAction<Payload>: CustomStringConvertible {
             "start \(id) shard \(shard) timeout \(timeout.map(String.init) ?? "none")" + (opens ? " opens" : "")
         case .fail(_, let reason): "fail \(reason)"
         case .abort(let id, _, let reason): "abort \(id) \(reason)"
+        case .setPause(let id, let receive, let send): "setPause \(id) receive \(receive) send \(send)"
         case .checkIdle(let id): "checkIdle \(id)"
         }
     }

@@ -1,0 +1,210 @@
+// Curlew — a streamed response's hand-over from the loop thread to the consuming task.
+
+import HTTPTypes
+
+/// The head, the body chunks curl delivered and the consumer has not read yet, and how the response
+/// ended, with the consumer's wait.
+///
+/// The loop thread's header and write callbacks deliver the head and copy body bytes in; when the
+/// consumer holds ``highWater`` bytes unread, the write callback pauses the receive direction instead,
+/// and curl keeps that write (one receive buffer at most) and stops reading the socket. The consumer
+/// takes chunks out and, once fewer than half of ``highWater`` remain, asks the loop to resume. So
+/// the bytes held for one response on the client are at most the receive buffer plus ``highWater``
+/// (over HTTP/1.1; see the Sessions article for HTTP/2). One lock orders both sides; the consumer is
+/// resumed by the loop at the end of its pass, once for everything that pass delivered.
+final class ResponseStream: Sendable {
+    /// How a response ended.
+    enum End: Sendable {
+        /// Every byte arrived; the trailer fields, if any came.
+        case complete(trailers: HTTPFields?)
+        case failed(TransportError)
+    }
+
+    /// What the write callback does with a delivery.
+    enum Offer: Equatable {
+        /// Taken; `wake`: the consumer waits and is to be resumed at the end of the loop's pass.
+        case taken(wake: Bool)
+        /// Not taken: pause the receive direction (curl keeps the bytes and delivers them again).
+        case pause
+    }
+
+    /// What the consumer gets next.
+    enum Next: Sendable {
+        case chunk(ArraySlice<UInt8>, resumeLoop: Bool)
+        case end(End)
+    }
+
+    private struct State {
+        var head: ResponseHead?
+        var chunks: [ArraySlice<UInt8>] = []
+        var first = 0
+        var held = 0
+        var end: End?
+        var waiter: UnsafeContinuation<Void, Never>?
+        var wakePending = false
+        /// The write callback paused; the consumer asks the loop to resume once it has made room.
+        var loopPaused = false
+        var resumeAsked = false
+        /// The consumer is gone (its closure returned): deliveries are dropped.
+        var released = false
+    }
+
+    /// Most unread bytes held before the receive direction pauses.
+    let highWater: Int
+    private let state = Locked(State())
+
+    init(highWater: Int) {
+        self.highWater = max(1, highWater)
+    }
+
+    // MARK: Loop side
+
+    /// The head arrived. Returns whether to wake the consumer.
+    func deliver(head: ResponseHead) -> Bool {
+        state.withLock { state in
+            state.head = head
+            return Self.scheduleWake(&state)
+        }
+    }
+
+    /// Body bytes from the write callback: copied in, or refused (pause) while the consumer holds
+    /// ``highWater`` bytes. A delivery to an empty stream is always taken, so one write larger than the
+    /// mark never stalls.
+    func offer(_ bytes: UnsafeRawBufferPointer) -> Offer {
+        state.withLock { state in
+            if state.released { return .taken(wake: false) }
+            if state.held > 0, state.held + bytes.count > highWater {
+                state.loopPaused = true
+                state.resumeAsked = false
+                return .pause
+            }
+            state.chunks.append(Self.copy(bytes))
+            state.held += bytes.count
+            return .taken(wake: Self.scheduleWake(&state))
+        }
+    }
+
+    /// The response ended. Returns whether to wake the consumer.
+    func finish(_ end: End) -> Bool {
+        state.withLock { state in
+            guard state.end == nil else { return false }
+            state.end = end
+            return Self.scheduleWake(&state)
+        }
+    }
+
+    /// Resumes a waiting consumer (at the end of the loop's pass, or at once for rare events).
+    func wake() {
+        let waiter = state.withLock { state -> UnsafeContinuation<Void, Never>? in
+            state.wakePending = false
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// The loop resumed the receive direction.
+    func loopResumed() {
+        state.withLock { state in
+            state.loopPaused = false
+            state.resumeAsked = false
+        }
+    }
+
+    /// Bytes held unread (for tests and statistics).
+    var heldBytes: Int { state.withLock { $0.held } }
+
+    /// The bytes in an array of their own (one allocation and one copy).
+    private static func copy(_ bytes: UnsafeRawBufferPointer) -> ArraySlice<UInt8> {
+        [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            if let source = bytes.baseAddress, let target = buffer.baseAddress {
+                UnsafeMutableRawPointer(target).copyMemory(from: source, byteCount: bytes.count)
+            }
+            count = bytes.count
+        }[...]
+    }
+
+    private static func scheduleWake(_ state: inout State) -> Bool {
+        guard state.waiter != nil, !state.wakePending else { return false }
+        state.wakePending = true
+        return true
+    }
+
+    // MARK: Consumer side
+
+    /// Waits for the head, or the end when the response failed before it.
+    func head() async -> Result<ResponseHead, TransportError> {
+        while true {
+            let ready = state.withLock { state -> Result<ResponseHead, TransportError>? in
+                if let head = state.head { return .success(head) }
+                if case .failed(let error) = state.end { return .failure(error) }
+                if case .complete = state.end {
+                    return .failure(TransportError(.invalidResponse, message: "the response ended without a head"))
+                }
+                return nil
+            }
+            if let ready { return ready }
+            await wait { $0.head != nil || $0.end != nil }
+        }
+    }
+
+    /// The next chunk, or the end. Waits while there is neither.
+    func next() async -> Next {
+        while true {
+            let ready = state.withLock { state -> Next? in
+                if state.first < state.chunks.count {
+                    let chunk = state.chunks[state.first]
+                    state.chunks[state.first] = []
+                    state.first += 1
+                    if state.first == state.chunks.count {
+                        state.chunks.removeAll(keepingCapacity: true)
+                        state.first = 0
+                    } else if state.first > 32 {
+                        state.chunks.removeFirst(state.first)
+                        state.first = 0
+                    }
+                    state.held -= chunk.count
+                    var resume = false
+                    if state.loopPaused, !state.resumeAsked, state.held <= highWater / 2 {
+                        state.resumeAsked = true
+                        resume = true
+                    }
+                    return .chunk(chunk, resumeLoop: resume)
+                }
+                if let end = state.end { return .end(end) }
+                return nil
+            }
+            if let ready { return ready }
+            await wait { $0.first < $0.chunks.count || $0.end != nil }
+        }
+    }
+
+    /// The consumer is done with the stream: what is held is dropped, later deliveries too.
+    func release() {
+        state.withLock { state in
+            state.released = true
+            state.chunks = []
+            state.first = 0
+            state.held = 0
+        }
+    }
+
+    /// Whether every byte has arrived (the transfer completed).
+    var isComplete: Bool {
+        state.withLock { state in
+            if case .complete = state.end { return true }
+            return false
+        }
+    }
+
+    private func wait(until ready: @escaping (State) -> Bool) async {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if ready(state) { return true }
+                state.waiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}

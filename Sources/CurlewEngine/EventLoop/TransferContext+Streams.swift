@@ -1,0 +1,193 @@
+// Curlew — the loop thread's side of streamed bodies: curl's write, read, seek and trailer callbacks.
+
+import CCurl
+import CCurlShims
+import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension TransferContext {
+    // MARK: Streamed response
+
+    /// The final head of a streamed response is complete: the consumer gets it, the machine learns that
+    /// the total timeout is over.
+    func deliverHead(to response: ResponseStream) {
+        let head = ResponseBuilder.head(for: self)
+        if response.deliver(head: head) { shard.thread.responseWakes.append(response) }
+        shard.thread.transferEvents.append(.headArrived(id))
+    }
+
+    /// Body bytes of a streamed response: handed to the consumer, or the receive direction pauses.
+    func streamBytes(_ bytes: UnsafeRawBufferPointer, to response: ResponseStream) -> Int {
+        switch response.offer(bytes) {
+        case .taken(let wake):
+            if wake { shard.thread.responseWakes.append(response) }
+            return bytes.count
+        case .pause:
+            shard.thread.transferEvents.append(.paused(id, .receive))
+            return Int(curlew_write_pause)
+        }
+    }
+
+    // MARK: Request bodies through the read callback
+
+    /// Fills curl's upload buffer: the count copied, 0 at the end, or curl's pause or abort value.
+    func readBody(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
+        guard var feed = upload else { return Int(curlew_read_abort) }
+        defer { upload = feed }
+        switch feed.source {
+        case .memory(let data):
+            let count = min(capacity, data.count - feed.sent)
+            guard count > 0 else { return 0 }
+            data.withUnsafeBytes { bytes in
+                if let base = bytes.baseAddress { buffer.copyMemory(from: base + feed.sent, byteCount: count) }
+            }
+            feed.sent += count
+            return count
+        case .file(let descriptor, let region):
+            return readFile(descriptor, region, feed: &feed, into: buffer, capacity: capacity)
+        case .stream(let stream, _):
+            let (read, wakeWriter) = stream.read(into: buffer, capacity: capacity)
+            if wakeWriter { shard.thread.requestWakes.append(stream) }
+            switch read {
+            case .bytes(let count):
+                feed.sent += count
+                return count
+            case .wait:
+                shard.thread.transferEvents.append(.paused(id, .send))
+                return Int(curlew_read_pause)
+            case .end:
+                return 0
+            case .failed:
+                failure =
+                    stream.failure
+                    ?? transfer.request.error(.cancelled, "the request body's stream ended before its last byte")
+                return Int(curlew_read_abort)
+            }
+        }
+    }
+
+    /// Reads the next bytes of a file body straight into curl's buffer. A file that turns out shorter,
+    /// or (when the body is the whole file) longer, than when the body was made fails the transfer
+    /// before its last byte is sent.
+    private func readFile(
+        _ descriptor: Int32, _ region: FileRegion, feed: inout UploadFeed, into buffer: UnsafeMutableRawPointer,
+        capacity: Int
+    ) -> Int {
+        let count = min(capacity, region.length - feed.sent)
+        guard count > 0 else { return 0 }
+        var read = 0
+        while read < count {
+            let result = pread(descriptor, buffer + read, count - read, off_t(region.offset + feed.sent + read))
+            if result < 0, errno == EINTR { continue }
+            guard result >= 0 else {
+                failure = transfer.request.error(.invalidBody, "reading \(region.path) failed: \(FileRegion.describe(errno))")
+                return Int(curlew_read_abort)
+            }
+            guard result > 0 else {
+                failure = transfer.request.error(
+                    .bodyLengthMismatch,
+                    "\(region.path) ended after \(feed.sent + read) of the \(region.length) bytes it had when the body was made")
+                return Int(curlew_read_abort)
+            }
+            read += result
+        }
+        feed.sent += read
+        if feed.sent == region.length, region.wholeFile {
+            var info = stat()
+            if fstat(descriptor, &info) == 0, Int(info.st_size) != region.length {
+                failure = transfer.request.error(
+                    .bodyLengthMismatch,
+                    "\(region.path) has \(info.st_size) bytes, not the \(region.length) it had when the body was made")
+                return Int(curlew_read_abort)
+            }
+        }
+        return read
+    }
+
+    /// Rewinds the body for curl: to a position for bytes and files; to the first byte for a stream,
+    /// which starts its producer again when it is replayable (otherwise the transfer fails with
+    /// `bodyNotReplayable`, unless curl took nothing from it yet).
+    func seekBody(to offset: Int, origin: Int32) -> Int32 {
+        guard var feed = upload, origin == SEEK_SET, offset >= 0 else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
+        defer { upload = feed }
+        if streams?.sendsTrailers == true {
+            // libcurl 7.88 clears the trailer callback once it has sent the trailers: the body sent again
+            // needs it again.
+            _ = curlew_easy_setopt_trailer_callback(handle.raw, CurlCallbacks.trailers)
+            handle.set(CURLOPT_TRAILERDATA, UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()))
+        }
+        switch feed.source {
+        case .memory(let data):
+            guard offset <= data.count else { return Int32(CURL_SEEKFUNC_FAIL) }
+            feed.sent = offset
+        case .file(_, let region):
+            guard offset <= region.length else { return Int32(CURL_SEEKFUNC_FAIL) }
+            feed.sent = offset
+        case .stream(let stream, let replayable):
+            guard offset == 0 else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
+            let (rewound, waiting) = stream.rewind(replayable: replayable)
+            for continuation in waiting { continuation.resume() }
+            guard rewound else {
+                failure = transfer.request.error(
+                    .bodyNotReplayable, "libcurl must send the request again on a new connection, and its body cannot be replayed")
+                return Int32(CURL_SEEKFUNC_FAIL)
+            }
+            feed.sent = 0
+        }
+        return Int32(CURL_SEEKFUNC_OK)
+    }
+
+    /// The trailer fields, as a list libcurl frees.
+    func trailerList(into list: UnsafeMutablePointer<UnsafeMutablePointer<curl_slist>?>) -> Int32 {
+        guard let fields = streams?.trailerFields else { return Int32(CURL_TRAILERFUNC_OK) }
+        var lines: UnsafeMutablePointer<curl_slist>?
+        for field in fields {
+            "\(field.name.rawName): \(field.value)".withCString { text in
+                if let appended = curl_slist_append(lines, text) { lines = appended }
+            }
+        }
+        list.pointee = lines
+        return Int32(CURL_TRAILERFUNC_OK)
+    }
+}
+
+/// Where a request body sent through the read callback comes from, and how much of it curl has taken.
+/// Loop thread only.
+struct UploadFeed {
+    enum Source {
+        /// Bytes in memory sent through the callback (chunked, for trailers).
+        case memory(Data)
+        /// An open file and the region of it sent.
+        case file(Int32, FileRegion)
+        /// A stream body's hand-over, and whether it can be produced again.
+        case stream(RequestStream, replayable: Bool)
+    }
+
+    let source: Source
+    var sent = 0
+
+    init(_ source: Source) {
+        self.source = source
+    }
+
+    /// Closes a file body's descriptor.
+    func close() {
+        if case .file(let descriptor, _) = source { _ = Glibc.close(descriptor) }
+    }
+}
+
+/// Something a callback learned about a transfer, told to the machine once curl returns.
+enum TransferEvent {
+    /// A callback paused this direction.
+    case paused(TransferID, PauseDirection)
+    /// A streamed response's head is complete.
+    case headArrived(TransferID)
+}

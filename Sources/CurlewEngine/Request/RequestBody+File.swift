@@ -1,0 +1,58 @@
+// Curlew — a request body read from a file while the request runs.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension RequestBody {
+    /// A body read from the file at `path` (or the bytes of `range` in it) while the request runs.
+    ///
+    /// The file is checked now: it must be a regular file this process can read, and `range` must lie
+    /// within it; its length is taken now and sent as `Content-Length`. The file is opened again for each
+    /// attempt (a 307 or 308 redirect, a retry on a fresh connection) and read in place into libcurl's
+    /// upload buffer on the session's event loop, so a file on a slow or network file system delays every
+    /// transfer of the session: send such a file as a ``stream(length:replayable:_:)``. A file that is
+    /// shorter or longer than that length when it is sent fails the request with
+    /// ``TransportError/Code/bodyLengthMismatch``; nothing beyond the length is sent.
+    ///
+    /// - Parameters:
+    ///   - path: The file's path.
+    ///   - range: Byte offsets within the file; nil for the whole file.
+    /// - Throws: ``TransportError/Code/invalidBody`` when the file cannot be read or the range does not
+    ///   lie within it.
+    public static func file(_ path: String, range: Range<Int>? = nil) throws(TransportError) -> RequestBody {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw TransportError(.invalidBody, message: "cannot read the file \(path): \(FileRegion.describe(errno))")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw TransportError(.invalidBody, message: "\(path) is not a regular file")
+        }
+        guard access(path, R_OK) == 0 else {
+            throw TransportError(.invalidBody, message: "cannot read the file \(path): \(FileRegion.describe(errno))")
+        }
+        let size = Int(info.st_size)
+        let region = range ?? 0..<size
+        guard region.lowerBound >= 0, region.upperBound <= size else {
+            throw TransportError(
+                .invalidBody, message: "the range \(region) is not within \(path), which has \(size) bytes")
+        }
+        return RequestBody(
+            storage: .file(
+                FileRegion(path: path, offset: region.lowerBound, length: region.count, wholeFile: range == nil)))
+    }
+}
+
+/// A file, or part of one, sent as a request body.
+struct FileRegion: Sendable, Hashable {
+    let path: String
+    let offset: Int
+    let length: Int
+    /// Whether the body is the whole file (then the file must still have exactly `length` bytes).
+    let wholeFile: Bool
+
+    /// `strerror` for an errno value.
+    static func describe(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+}

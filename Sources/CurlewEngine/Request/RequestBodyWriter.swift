@@ -1,0 +1,53 @@
+// Curlew — what a stream body's producer writes its bytes to.
+
+/// Takes the bytes of a request body produced while the request runs (see
+/// ``RequestBody/stream(length:replayable:_:)``).
+///
+/// Each write hands its bytes to the engine, which sends them as the connection allows; a write waits
+/// while the engine holds as much as ``SessionConfiguration/streamBufferSize`` of unsent bytes. Arrays
+/// and array slices are kept without copying until libcurl takes them.
+public struct RequestBodyWriter: Sendable {
+    let stream: RequestStream
+    let generation: Int
+    /// Asks the event loop to resume sending (after the read callback found nothing to send).
+    let resumeLoop: @Sendable () -> Void
+
+    /// Writes `bytes`.
+    ///
+    /// - Throws: ``TransportError/Code/cancelled`` when the exchange has ended (the response arrived and
+    ///   curl stopped sending, the caller stopped, the body is being sent again from its first byte) or
+    ///   the producing task was cancelled; ``TransportError/Code/bodyLengthMismatch`` when the bytes go
+    ///   past the declared length (none of them are sent).
+    public func write(_ bytes: some Collection<UInt8> & Sendable) async throws(TransportError) {
+        try await write(Self.slice(bytes))
+    }
+
+    /// Writes the UTF-8 bytes of `string`.
+    ///
+    /// - Throws: As ``write(_:)-(Collection<UInt8>&Sendable)``.
+    public func write(_ string: String) async throws(TransportError) {
+        try await write(ArraySlice(string.utf8))
+    }
+
+    private func write(_ chunk: ArraySlice<UInt8>) async throws(TransportError) {
+        if Task.isCancelled { throw TransportError(.cancelled, message: "the task producing the request body was cancelled") }
+        let outcome = stream.write(chunk, generation: generation)
+        if outcome.resumeLoop { resumeLoop() }
+        if let error = outcome.error { throw error }
+        guard outcome.mustWait else { return }
+        let stream = self.stream
+        await withTaskCancellationHandler {
+            await stream.waitForRoom(generation: generation)
+        } onCancel: {
+            stream.releaseWriter()
+        }
+        if Task.isCancelled { throw TransportError(.cancelled, message: "the task producing the request body was cancelled") }
+    }
+
+    /// The bytes as an array slice: arrays and slices as they are, other collections copied once.
+    private static func slice(_ bytes: some Collection<UInt8>) -> ArraySlice<UInt8> {
+        if let slice = bytes as? ArraySlice<UInt8> { return slice }
+        if let array = bytes as? [UInt8] { return array[...] }
+        return ArraySlice(bytes)
+    }
+}

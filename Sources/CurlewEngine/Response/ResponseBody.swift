@@ -1,0 +1,254 @@
+// Curlew — a response body read as it arrives: an async sequence of chunks, read once.
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+public import HTTPTypes
+
+/// The body of a streamed response, as chunks of bytes in the order they arrive.
+///
+/// Iterate it once, inside the closure it was handed to (``CurlSession/perform(_:isolation:_:)``); a
+/// second iteration, or one after the closure has returned, throws
+/// ``TransportError/Code/bodyUnavailable``. Each chunk holds at most the session's receive buffer
+/// (``SessionConfiguration/receiveBufferSize``); a `gzip` or `deflate` body is decoded as it is read.
+///
+/// While you do not read, the engine holds at most ``SessionConfiguration/streamBufferSize`` unread
+/// bytes and then stops reading the socket, so the server slows down to your pace; holding a stream is
+/// never an idle timeout. Stop early simply by returning from the closure: the transfer is aborted and
+/// its connection closed. Trailer fields arrive after the last chunk (``trailerFields``).
+public struct ResponseBody: AsyncSequence, Sendable {
+    public typealias Element = ArraySlice<UInt8>
+    public typealias Failure = TransportError
+
+    let source: BodySource
+
+    init(_ source: BodySource) {
+        self.source = source
+    }
+
+    /// A body that hands out `data` (for stubs and test transports), in chunks of at most `chunkSize`
+    /// bytes, followed by `trailers`.
+    public init(data: Data, trailers: HTTPFields? = nil, chunkSize: Int = 64 * 1024) {
+        source = BodySource(.buffered(data, chunkSize: Swift.max(1, chunkSize), trailers: trailers))
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(source: source, refusal: source.beginIteration())
+    }
+
+    /// The trailer fields that followed the last chunk: nil until the body has been read to its end, and
+    /// when the response had none.
+    public var trailerFields: HTTPFields? { source.trailers }
+
+    /// The body's length as the server announced it (`Content-Length`), when the bytes are handed out as
+    /// sent (no `Content-Encoding` is decoded); nil otherwise.
+    public var expectedLength: Int? { source.expectedLength }
+
+    /// Reads the whole body into memory.
+    ///
+    /// - Parameter limit: Most bytes accepted.
+    /// - Throws: ``TransportError/Code/bodyTooLarge`` before reading anything when the announced length
+    ///   exceeds `limit`, or as soon as the bytes read do; the transfer is then aborted. Any error the
+    ///   iteration throws.
+    public func collect(upTo limit: Int) async throws(TransportError) -> Data {
+        if let announced = expectedLength, announced > limit {
+            source.abandon()
+            throw TransportError(.bodyTooLarge, message: "the response announces \(announced) bytes; the limit is \(limit)")
+        }
+        var data = Data()
+        if let announced = expectedLength { data.reserveCapacity(announced) }
+        var iterator = makeAsyncIterator()
+        while let chunk = try await iterator.next() {
+            guard data.count + chunk.count <= limit else {
+                source.abandon()
+                throw TransportError(.bodyTooLarge, message: "the response body exceeds the limit of \(limit) bytes")
+            }
+            data.append(contentsOf: chunk)
+        }
+        return data
+    }
+
+    /// Reads the chunks of a ``ResponseBody``.
+    public struct Iterator: AsyncIteratorProtocol {
+        let source: BodySource
+        private var refusal: TransportError?
+        private var decoder: ContentDecoder?
+        private var decoded = 0
+        private var done = false
+
+        init(source: BodySource, refusal: TransportError?) {
+            self.source = source
+            self.refusal = refusal
+            decoder = source.makeDecoder()
+        }
+
+        public mutating func next() async throws(TransportError) -> ArraySlice<UInt8>? {
+            try await next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(TransportError) -> ArraySlice<UInt8>? {
+            if let refusal { throw refusal }
+            guard !done else { return nil }
+            do {
+                return try await advance(isolation: actor)
+            } catch {
+                done = true
+                throw error
+            }
+        }
+
+        private mutating func advance(isolation actor: isolated (any Actor)?) async throws(TransportError) -> ArraySlice<UInt8>? {
+            while true {
+                if let decoder, !decoder.needsInput {
+                    let output = try decoder.decode()
+                    if !output.isEmpty { return try counted(output[...]) }
+                    continue
+                }
+                switch try await source.nextRaw() {
+                case .some(let chunk):
+                    guard let decoder else { return try counted(chunk) }
+                    decoder.feed(chunk)
+                case .none:
+                    try decoder?.finish()
+                    done = true
+                    return nil
+                }
+            }
+        }
+
+        /// Counts handed-out bytes against the request's body limit.
+        private mutating func counted(_ chunk: ArraySlice<UInt8>) throws(TransportError) -> ArraySlice<UInt8> {
+            decoded += chunk.count
+            if let limit = source.maxBytes, decoded > limit {
+                source.abandon()
+                throw TransportError(.bodyTooLarge, message: "the decoded response body exceeds the limit of \(limit) bytes")
+            }
+            return chunk
+        }
+    }
+}
+
+/// Where a ``ResponseBody``'s bytes come from: a transfer in flight, or bytes already in memory.
+final class BodySource: Sendable {
+    enum Backing: Sendable {
+        case live(LiveBody)
+        case buffered(Data, chunkSize: Int, trailers: HTTPFields?)
+    }
+
+    /// A streamed transfer's side of the body.
+    struct LiveBody: Sendable {
+        let stream: ResponseStream
+        let control: TransferControl
+        /// How the body is decoded; nil: handed out as received.
+        let coding: ContentDecoder.Coding?
+        /// A `Content-Encoding` the body cannot be decoded from, which fails the first read.
+        let unsupportedCoding: String?
+        let outputChunk: Int
+    }
+
+    private struct State {
+        var iterated = false
+        var scopeEnded = false
+        var trailers: HTTPFields?
+        /// Buffered backing: the next offset handed out.
+        var offset = 0
+    }
+
+    let backing: Backing
+    /// The request's own body limit (decoded bytes), if it set one.
+    let maxBytes: Int?
+    let expectedLength: Int?
+    private let state = Locked(State())
+
+    init(_ backing: Backing, maxBytes: Int? = nil, expectedLength: Int? = nil) {
+        self.backing = backing
+        self.maxBytes = maxBytes
+        if case .buffered(let data, _, _) = backing {
+            self.expectedLength = expectedLength ?? data.count
+        } else {
+            self.expectedLength = expectedLength
+        }
+    }
+
+    var trailers: HTTPFields? { state.withLock { $0.trailers } }
+
+    /// Marks the body iterated; returns why it cannot be (again), if so.
+    func beginIteration() -> TransportError? {
+        state.withLock { state in
+            if state.scopeEnded {
+                return TransportError(
+                    .bodyUnavailable, message: "the response body was read after the closure it was handed to returned")
+            }
+            if state.iterated {
+                return TransportError(.bodyUnavailable, message: "the response body can be read only once")
+            }
+            state.iterated = true
+            return nil
+        }
+    }
+
+    /// The closure the body was handed to returned: later reads fail and the transfer's bytes are dropped.
+    func endScope() {
+        state.withLock { $0.scopeEnded = true }
+        if case .live(let live) = backing { live.stream.release() }
+    }
+
+    func makeDecoder() -> ContentDecoder? {
+        guard case .live(let live) = backing, let coding = live.coding else { return nil }
+        return ContentDecoder(coding, outputLimit: live.outputChunk)
+    }
+
+    /// Aborts a transfer still in flight (the reader gave up: a limit, an error).
+    func abandon() {
+        if case .live(let live) = backing, !live.stream.isComplete { live.control.abort() }
+    }
+
+    /// The next chunk as received (nil at the end, with the trailers recorded).
+    func nextRaw() async throws(TransportError) -> ArraySlice<UInt8>? {
+        if state.withLock({ $0.scopeEnded }) {
+            throw TransportError(
+                .bodyUnavailable, message: "the response body was read after the closure it was handed to returned")
+        }
+        switch backing {
+        case .buffered(let data, let chunkSize, let trailers):
+            let chunk = state.withLock { state -> ArraySlice<UInt8>? in
+                guard state.offset < data.count else {
+                    state.trailers = trailers
+                    return nil
+                }
+                let end = min(data.count, state.offset + chunkSize)
+                defer { state.offset = end }
+                return ArraySlice(data[(data.startIndex + state.offset)..<(data.startIndex + end)])
+            }
+            return chunk
+        case .live(let live):
+            if let coding = live.unsupportedCoding {
+                live.control.abort()
+                throw TransportError(
+                    .badContentEncoding,
+                    message: "the response is encoded with \(coding), which a streamed body is not decoded from")
+            }
+            if Task.isCancelled, !live.stream.isComplete {
+                live.control.abort()
+                throw live.control.cancellation
+            }
+            let next = await withTaskCancellationHandler {
+                await live.stream.next()
+            } onCancel: {
+                live.control.abort()
+            }
+            switch next {
+            case .chunk(let chunk, let resumeLoop):
+                if resumeLoop { live.control.resume(.receive) }
+                return chunk
+            case .end(.complete(let trailers)):
+                state.withLock { $0.trailers = trailers }
+                return nil
+            case .end(.failed(let error)):
+                throw error
+            }
+        }
+    }
+}

@@ -1,0 +1,160 @@
+// Curlew — one transfer with streamed parts: the producer task of a stream body beside the transfer,
+// both ended together.
+
+import HTTPTypes
+
+extension CurlSession {
+    /// The streamed parts a transfer of `request` needs; nil when both bodies are in memory (the common
+    /// case, which costs nothing here). Trailers of bodies known up front are computed now.
+    func streams(for request: TransportRequest, streamedResponse: Bool) async throws(TransportError) -> TransferStreams? {
+        let body = request.body
+        let sendsTrailers = body?.hasTrailers ?? false
+        var producer: BodyProducer?
+        if case .stream(let stream) = body?.storage { producer = stream }
+        guard streamedResponse || producer != nil || sendsTrailers else { return nil }
+        var trailers: HTTPFields?
+        if producer == nil, let source = body?.trailerSource {
+            trailers = try await Self.trailers(from: source, for: request)
+        }
+        return TransferStreams(
+            response: streamedResponse ? ResponseStream(highWater: configuration.streamBufferSize) : nil,
+            request: producer.map { RequestStream(length: $0.length, highWater: configuration.streamBufferSize) },
+            requestReplayable: producer?.replayable ?? true, trailers: trailers, sendsTrailers: sendsTrailers)
+    }
+
+    /// Runs `body` with a transfer of `prepared` (which `body` submits) and, for a stream body, its
+    /// producer running in a child task. When `body` returns or throws, a transfer still running is
+    /// aborted (its connection closed) and the producer is stopped and awaited.
+    func withExchange<Result>(
+        _ prepared: PreparedRequest, streams: TransferStreams?, deadline: UInt64?, isRedirectHop: Bool,
+        submitted: UInt64, isolation: isolated (any Actor)?,
+        _ body: (Transfer, TransferControl) async throws -> Result
+    ) async throws -> Result {
+        let transfer = Transfer(
+            request: prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted, streams: streams)
+        let control = TransferControl(transfer: transfer, loop: loop)
+        var producer: BodyProducer?
+        if case .stream(let stream) = prepared.request.body?.storage { producer = stream }
+        guard let producer, let requestStream = streams?.request else {
+            do {
+                let result = try await body(transfer, control)
+                control.abort()
+                return result
+            } catch {
+                control.abort()
+                throw error
+            }
+        }
+        let trailers = prepared.request.body?.trailerSource
+        let request = prepared.request
+        return try await withThrowingTaskGroup(of: Void.self, returning: Result.self, isolation: isolation) { group in
+            group.addTask {
+                await Self.produce(producer, into: requestStream, trailers: trailers, request: request, control: control)
+            }
+            do {
+                let result = try await body(transfer, control)
+                control.abort()
+                requestStream.close()
+                group.cancelAll()
+                return result
+            } catch {
+                control.abort()
+                requestStream.close()
+                group.cancelAll()
+                throw error
+            }
+        }
+    }
+
+    /// Submits a transfer whose response is collected in memory and waits for its outcome.
+    func submitAndWait(_ transfer: Transfer) async -> TransferOutcome {
+        let loop = self.loop
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: Transfer.Continuation) in
+                guard transfer.attach(continuation) else { return }
+                if !loop.enqueue(.submit(transfer)) {
+                    transfer.finish(.failure(transfer.request.error(.sessionShutDown, "the session was shut down")))
+                }
+            }
+        } onCancel: {
+            // Must not block: flag the transfer and, if the loop has it, queue an abort.
+            if transfer.markCancelled() { loop.enqueue(.cancel(transfer)) }
+        }
+        return transfer.takeOutcome()
+    }
+
+    /// One hop with a buffered response and a streamed request body or trailers.
+    func runWithBody(
+        _ prepared: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool, submitted: UInt64
+    ) async throws(TransportError) -> TransportResponse {
+        let streams = try await streams(for: prepared.request, streamedResponse: false)
+        let outcome: TransferOutcome
+        do {
+            outcome = try await withExchange(
+                prepared, streams: streams, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted,
+                isolation: nil
+            ) { transfer, _ in
+                await self.submitAndWait(transfer)
+            }
+        } catch {
+            throw error as? TransportError ?? prepared.error(.cancelled, "the transfer ended: \(error)")
+        }
+        return try outcome.get()
+    }
+
+    /// Runs a stream body's producer: again from the first byte each time curl rewinds the body, until
+    /// the exchange ends. Its failure fails the transfer; failures after the exchange ended (or caused by
+    /// it) are not the producer's.
+    static func produce(
+        _ producer: BodyProducer, into stream: RequestStream, trailers: TrailerSource?, request: TransportRequest,
+        control: TransferControl
+    ) async {
+        var generation = stream.generation
+        while true {
+            let writer = RequestBodyWriter(stream: stream, generation: generation, resumeLoop: { control.resume(.send) })
+            do {
+                try await producer.produce(writer)
+                var fields: HTTPFields?
+                if let trailers { fields = try await Self.trailers(from: trailers, for: request) }
+                if stream.finish(generation: generation, trailers: fields) { control.resume(.send) }
+            } catch {
+                if !stream.isClosed, stream.generation == generation, !Task.isCancelled,
+                    stream.fail(generation: generation, failure(error, request))
+                {
+                    control.resume(.send)
+                }
+            }
+            guard let next = await stream.waitForReplay(after: generation) else { return }
+            generation = next
+        }
+    }
+
+    /// The error a producer's throw fails the request with: the engine's own errors about the body as they
+    /// are, anything else as ``TransportError/Code/requestBodyFailed`` carrying it.
+    private static func failure(_ error: any Error, _ request: TransportRequest) -> TransportError {
+        if let error = error as? TransportError, [.bodyLengthMismatch, .invalidHeader, .requestBodyFailed].contains(error.code) {
+            return error
+        }
+        var failure = TransportError(
+            .requestBodyFailed, message: "the request body's producer failed: \(error)", url: request.url,
+            method: request.method.rawValue)
+        failure.underlying = error
+        return failure
+    }
+
+    /// A body's trailer fields, checked.
+    static func trailers(from source: TrailerSource, for request: TransportRequest) async throws(TransportError) -> HTTPFields {
+        let fields: HTTPFields
+        do {
+            fields = try await source.make()
+        } catch {
+            var failure = TransportError(
+                .requestBodyFailed, message: "the request body's trailers could not be made: \(error)", url: request.url,
+                method: request.method.rawValue)
+            failure.underlying = error
+            throw failure
+        }
+        try PreparedRequest.check(trailers: fields, request)
+        return fields
+    }
+}
