@@ -1,6 +1,7 @@
 // Curlew — many transfers at once, cancellation, shutdown and dropped sessions.
 
 @testable import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes

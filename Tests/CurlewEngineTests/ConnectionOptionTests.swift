@@ -2,6 +2,7 @@
 // every multi handle), connection lifetimes, the DNS cache setting, and per-request timeouts and limits.
 
 import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes

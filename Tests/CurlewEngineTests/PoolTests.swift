@@ -1,6 +1,7 @@
 // Curlew — the bounded connection pool and its admission queue, against real servers on loopback.
 
 import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes
@@ -487,30 +488,5 @@ import Testing
             await gate.wait()
             return .text(request.path)
         }
-    }
-}
-
-/// A latch: `wait()` suspends until `open()` is called (at once if it has been).
-final class Gate: Sendable {
-    private let state = Locked((isOpen: false, waiters: [CheckedContinuation<Void, Never>]()))
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let openAlready = state.withLock { state in
-                if state.isOpen { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if openAlready { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state in
-            state.isOpen = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
     }
 }

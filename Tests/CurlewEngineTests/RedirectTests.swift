@@ -1,6 +1,7 @@
 // Curlew — redirects followed by the engine, hop by hop, against real servers: every rule of the policy.
 
 import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes

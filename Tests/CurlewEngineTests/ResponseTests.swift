@@ -1,6 +1,7 @@
 // Curlew — what a response carries: head, body, metadata, decompression.
 
 import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes

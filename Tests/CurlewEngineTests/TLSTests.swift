@@ -6,6 +6,7 @@
 // `curl` command does in each case is recorded in Tests/Servers/check_fixtures.sh.
 
 import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes

@@ -1,6 +1,7 @@
 // Curlew — response heads are classified strictly, and every timeout reports which one it was.
 
 import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes

@@ -1,6 +1,7 @@
 // Curlew — the provider over real HTTP: stages in order, closures, validation, ApiResult, cancellation.
 
 import Curlew
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import Testing
@@ -257,14 +258,4 @@ extension LocalHTTPServer {
         try await shutdown()
         return value
     }
-}
-
-/// Polls `condition` every 10 ms for up to 20 s (generous: the bound only matters when a test fails,
-/// and the sanitizer build on a loaded machine is slow).
-func eventually(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<2000 {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
 }
