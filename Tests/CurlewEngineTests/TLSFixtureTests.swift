@@ -191,7 +191,7 @@ import Testing
         let first = try await TLSTestServer.start(TLSServerOptions(serving: fixtures.leaf))
         let second = try await TLSTestServer.start(TLSServerOptions(serving: fixtures.leaf))
         first.closeStandardInput()
-        #expect(await first.waitForExit(timeout: .seconds(5)))
+        #expect(await first.waitForExit(timeout: .seconds(20)))
         #expect(second.isRunning)
         await second.stop()
         await first.stop()

@@ -58,8 +58,9 @@ package final class H2TestServer: Sendable {
         return try JSONDecoder().decode(H2ServerStats.self, from: Data(line.utf8))
     }
 
-    /// Polls ``stats(timeout:)`` every 10 ms until `condition` holds (or `seconds` pass); returns the last stats.
-    package func stats(within seconds: Double = 5, until condition: (H2ServerStats) -> Bool) async throws -> H2ServerStats {
+    /// Polls ``stats(timeout:)`` every 10 ms until `condition` holds (or `seconds` pass); returns the
+    /// last stats. The default bound is generous for the same reason as ``eventually(within:_:)``'s.
+    package func stats(within seconds: Double = 20, until condition: (H2ServerStats) -> Bool) async throws -> H2ServerStats {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         var current = try await stats()
         while !condition(current), ContinuousClock.now < deadline {

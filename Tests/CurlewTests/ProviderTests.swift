@@ -104,6 +104,7 @@ import Testing
         let delayed = Provider<GitHub>(stubClosure: Provider.delayedStub(.milliseconds(50)))
         let started = ContinuousClock.now
         let profile = try await delayed.request(.userProfile("ashfurrow"))
+        // The stub's delay is a lower bound (a loaded machine can only lengthen the interval).
         #expect(ContinuousClock.now - started >= .milliseconds(50))
         #expect(try profile.mapString(atKeyPath: "login") == "ashfurrow")
         let perTarget = Provider<GitHub>(stubClosure: { target in
