@@ -82,10 +82,22 @@ let package = Package(
             dependencies: ["Curlew", "CurlewTesting"],
             swiftSettings: strict
         ),
+        // What every test target shares: the real servers on loopback (TLS, HTTP/2, nghttpd and the
+        // Python scripts in Tests/Servers), the one process launcher they run on, and small helpers.
+        // Not a product: users never see it.
+        .target(
+            name: "CurlewTestSupport",
+            dependencies: [
+                "CurlewEngine", "CurlewTesting",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Tests/CurlewTestSupport",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "CurlewEngineTests",
             dependencies: [
-                "CurlewEngine", "CurlewTesting",
+                "CurlewEngine", "CurlewTestSupport", "CurlewTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strict
@@ -98,7 +110,7 @@ let package = Package(
         .testTarget(
             name: "CurlewTests",
             dependencies: [
-                "Curlew", "CurlewJSON", "CurlewTesting",
+                "Curlew", "CurlewJSON", "CurlewTestSupport", "CurlewTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,6 +1,7 @@
 // Curlew — many transfers at once, cancellation, shutdown and dropped sessions.
 
 @testable import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes
@@ -112,7 +113,7 @@ import Testing
         #expect(Set(threads).count == 5)
         // Dropping the last reference shut each loop down and joined its thread. (pthread_join returns
         // when the kernel clears the thread id, a moment before /proc stops listing the task.)
-        for thread in threads { #expect(await eventually(within: 2) { !threadIsAlive(thread) }) }
+        for thread in threads { #expect(await eventually { !threadIsAlive(thread) }) }
         #expect(await eventually { server.statistics.connectionsOpen == 0 })
         try await server.shutdown()
     }

@@ -3,6 +3,7 @@
 // `a.test` and `*.a.test`, for https).
 
 import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes

@@ -1,6 +1,7 @@
 // Curlew — every way an exchange can fail ends in a typed error, never a crash or a silent success.
 
 import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes
@@ -204,41 +205,4 @@ import Testing
             #expect(session.statistics.activeTransfers == 0)
         }
     }
-}
-
-/// A loopback listener that never accepts and whose backlog is full, so new connects hang.
-struct FullBacklogListener {
-    let port: Int
-    private let fds: [Int32]
-
-    init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        listen(listener, 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        var fds = [listener]
-        // Fill the accept queue until a further connect stays pending: only then does the kernel drop
-        // SYNs, so the engine's connect can only time out.
-        for _ in 0..<64 {
-            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-            _ = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            fds.append(client)
-            var probe = pollfd(fd: client, events: Int16(POLLOUT), revents: 0)
-            if poll(&probe, 1, 200) == 0 { break }  // still connecting after 200 ms: the queue is full
-        }
-        self.fds = fds
-    }
-
-    func close() { for fd in fds { _ = Glibc.close(fd) } }
 }

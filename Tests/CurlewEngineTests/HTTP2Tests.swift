@@ -5,6 +5,7 @@
 // otherwise keeps the default configuration unless a test says why not.
 
 @testable import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes

@@ -1,6 +1,7 @@
 // Curlew — bad input is refused before anything is sent.
 
 import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes

@@ -1,6 +1,7 @@
 // Curlew — response-size limits hold for announced, chunked and compressed bodies.
 
 import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes

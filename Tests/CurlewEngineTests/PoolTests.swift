@@ -1,14 +1,16 @@
 // Curlew — the bounded connection pool and its admission queue, against real servers on loopback.
 
 import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes
 import Testing
 
-/// Serialized: several tests compare durations (queue time, total timeout), and the heavy one would
-/// otherwise share two cores with them. The time limit turns an engine that never ends a request
-/// (a queued timeout that never fires) into a failure instead of a hang.
+/// Serialized: several tests depend on timeouts firing while a request waits (total timeout), and the
+/// heavy one would otherwise share two cores with them. The time limit turns an engine that never ends
+/// a request (a queued timeout that never fires, a cancelled request that stays queued) into a failure
+/// instead of a hang.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct PoolTests {
     @Test func aHostNeverGetsMoreConnectionsThanItsLimit() async throws {
         var configuration = SessionConfiguration()
@@ -66,11 +68,10 @@ import Testing
                 #expect(await eventually { session.statistics.queuedTransfers == 3 })
 
                 let response = try await session.execute(TransportRequest(url: hostB.url("/"), timeout: .seconds(20)))
+                // A's requests hang for good, so B waiting behind them would never be answered (its
+                // total timeout would fail it instead).
                 #expect(response.status.code == 200)
                 #expect(response.body.text == "from B")
-                // A's requests hang for good, so B waiting behind them would never finish; the bound
-                // leaves room for a loaded sanitizer run.
-                #expect(response.timings.queued < .seconds(1))
 
                 // A is still exactly as it was: two hanging, three waiting.
                 let hosts = await session.hostStatistics()
@@ -108,12 +109,12 @@ import Testing
             let second = Self.request(server.url("/second"), on: session)
             #expect(await eventually { session.statistics.queuedTransfers == 1 })
 
-            let cancelled = ContinuousClock.now
             second.cancel()
             let error = await second.value
-            // Prompt: it ended while the request ahead of it is still held at the server.
+            // At once: it ended while the request ahead of it is still held at the server (the gate
+            // opens only below), so waiting for its turn would never end.
             #expect(error?.code == .cancelled)
-            #expect(ContinuousClock.now - cancelled < .seconds(3))
+            #expect(!gate.isOpen)
             let statistics = await Self.settledStatistics(of: session)
             #expect(statistics.queuedTransfers == 0)
             #expect(statistics.activeTransfers == 1)
@@ -220,23 +221,33 @@ import Testing
     @Test func timeSpentQueuedCountsAgainstTheTotalTimeout() async throws {
         var configuration = SessionConfiguration()
         configuration.maxConnectionsPerHost = 1
+        let gate = Gate()
+        defer { gate.open() }
         let answered = Locked(0)
         let handler: @Sendable (ServerRequest) async -> ServerReply = { request in
-            try? await Task.sleep(for: .milliseconds(200))
+            // The first request is held until the gate opens, then answered at once; the others take 200 ms.
+            if request.path == "/first" {
+                await gate.wait()
+            } else {
+                try? await Task.sleep(for: .milliseconds(200))
+            }
             answered.withLock { $0 += 1 }
             return .text(request.path)
         }
         try await withServerAndSession(configuration: configuration, handler: handler) { server, session in
-            // On its own, 300 ms is enough for a 200 ms answer.
-            let alone = try await session.execute(TransportRequest(url: server.url("/alone"), timeout: .milliseconds(300)))
+            // On its own, 2 s is ample for a 200 ms answer.
+            let alone = try await session.execute(TransportRequest(url: server.url("/alone"), timeout: .seconds(2)))
             #expect(alone.body.text == "/alone")
 
             let first = Task { try await session.execute(TransportRequest(url: server.url("/first"))) }
             #expect(await eventually { server.statistics.requestsReceived == 2 })
-            // Queued for the rest of the first request's 200 ms, then 200 ms of its own: over 300 ms.
-            let error = await transportError {
-                try await session.execute(TransportRequest(url: server.url("/queued"), timeout: .milliseconds(300)))
-            }
+            let queued = Self.request(server.url("/queued"), timeout: .seconds(2), on: session)
+            #expect(await eventually { session.statistics.queuedTransfers == 1 })
+            // Queued for at least 1.9 s, then 200 ms at the server: over its 2 s however loaded the
+            // machine (a deadline counted from admission would leave it ample time).
+            try await Task.sleep(for: .milliseconds(1900))
+            gate.open()
+            let error = await queued.value
             #expect(error?.code == .timedOut)
             #expect(error?.timeout == .total)
             #expect(try await first.value.body.text == "/first")
@@ -249,25 +260,26 @@ import Testing
     @Test func queueTimeIsReportedInTheTimings() async throws {
         var configuration = SessionConfiguration()
         configuration.maxConnectionsPerHost = 1
-        let handler: @Sendable (ServerRequest) async -> ServerReply = { request in
-            .delayed(.seconds(1), .text(request.path))
-        }
-        try await withServerAndSession(configuration: configuration, handler: handler) { server, session in
-            // Submitted together: one runs at once, the other waits the ~1 s the first takes.
-            async let a = session.execute(TransportRequest(url: server.url("/a")))
-            async let b = session.execute(TransportRequest(url: server.url("/b")))
-            let responses = try await [a, b]
-            #expect(responses.map(\.body.text) == ["/a", "/b"])
-            let byQueueTime = responses.sorted { $0.timings.queued < $1.timings.queued }
-            let unqueued = byQueueTime[0]
-            let queued = byQueueTime[1]
-            #expect(unqueued.timings.queued < .milliseconds(500))
-            #expect(queued.timings.queued >= .milliseconds(800))
+        let gate = Gate()
+        defer { gate.open() }
+        try await withServerAndSession(configuration: configuration, handler: Self.gated(by: gate)) { server, session in
+            let first = Task { try await session.execute(TransportRequest(url: server.url("/first"))) }
+            #expect(await eventually { server.statistics.requestsReceived == 1 })
+            let second = Task { try await session.execute(TransportRequest(url: server.url("/second"))) }
+            #expect(await eventually { session.statistics.queuedTransfers == 1 })
+            // The second request is queued from before this sleep until after it: at least 300 ms (a
+            // loaded machine can only lengthen the wait).
+            try await Task.sleep(for: .milliseconds(300))
+            gate.open()
+            let (unqueued, queued) = (try await first.value, try await second.value)
+            #expect(unqueued.body.text == "/first")
+            #expect(queued.body.text == "/second")
+            #expect(queued.timings.queued >= .milliseconds(300))
             // The waiting one went out over the connection the first one opened.
             #expect(unqueued.connectionReused == false)
             #expect(queued.connectionReused == true)
             #expect(server.statistics.connectionsAccepted == 1)
-            #expect(server.requests.map(\.path) == [unqueued.body.text, queued.body.text])
+            #expect(server.requests.map(\.path) == ["/first", "/second"])
         }
     }
 
@@ -477,8 +489,8 @@ import Testing
     }
 
     /// Runs a request in its own task, which ends with the error it threw (nil and an issue if none).
-    static func request(_ url: String, on session: CurlSession) -> Task<TransportError?, Never> {
-        Task { await transportError { try await session.execute(TransportRequest(url: url)) } }
+    static func request(_ url: String, timeout: Duration? = nil, on session: CurlSession) -> Task<TransportError?, Never> {
+        Task { await transportError { try await session.execute(TransportRequest(url: url, timeout: timeout)) } }
     }
 
     /// A handler that holds every request until `gate` opens, then answers with its path.
@@ -487,30 +499,5 @@ import Testing
             await gate.wait()
             return .text(request.path)
         }
-    }
-}
-
-/// A latch: `wait()` suspends until `open()` is called (at once if it has been).
-final class Gate: Sendable {
-    private let state = Locked((isOpen: false, waiters: [CheckedContinuation<Void, Never>]()))
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let openAlready = state.withLock { state in
-                if state.isOpen { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if openAlready { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state in
-            state.isOpen = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
     }
 }

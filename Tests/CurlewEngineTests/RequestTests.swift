@@ -1,6 +1,7 @@
 // Curlew — methods, header fields and bodies reach the server exactly as given.
 
 import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes

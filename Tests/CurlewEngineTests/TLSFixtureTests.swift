@@ -5,6 +5,7 @@
 // off; Tests/Servers/check_fixtures.sh proves each certificate with the `curl` command instead.
 
 import CurlewEngine
+import CurlewTestSupport
 import Foundation
 import HTTPTypes
 import Testing
@@ -190,7 +191,7 @@ import Testing
         let first = try await TLSTestServer.start(TLSServerOptions(serving: fixtures.leaf))
         let second = try await TLSTestServer.start(TLSServerOptions(serving: fixtures.leaf))
         first.closeStandardInput()
-        #expect(await first.waitForExit(timeout: .seconds(5)))
+        #expect(await first.waitForExit(timeout: .seconds(20)))
         #expect(second.isRunning)
         await second.stop()
         await first.stop()
@@ -203,7 +204,7 @@ import Testing
                 TLSServerOptions(certificate: fixtures.directory + "/missing.pem", key: fixtures.leaf.key))
             await server.stop()
             Issue.record("expected the server to fail to start")
-        } catch let error as TLSTestInfrastructureError {
+        } catch let error as TestInfrastructureError {
             #expect(error.description.contains("exited before printing its port"))
             #expect(error.description.contains("tls_server: cannot start"))
         }

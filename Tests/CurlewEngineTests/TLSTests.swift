@@ -6,6 +6,7 @@
 // `curl` command does in each case is recorded in Tests/Servers/check_fixtures.sh.
 
 import CurlewEngine
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import HTTPTypes
@@ -503,11 +504,6 @@ enum BadCertificate: String, CaseIterable, Sendable, CustomTestStringConvertible
 
     // MARK: Session resumption
 
-    /// `tlsHandshake - connect` of a response: the TLS handshake alone.
-    static func handshakeTime(_ response: TransportResponse) -> Duration {
-        response.timings.tlsHandshake - response.timings.connect
-    }
-
     @Test(arguments: [TLSServerOptions.TLSVersion.v1_3, .v1_2])
     func sessionsAreResumedOnNewConnections(version: TLSServerOptions.TLSVersion) async throws {
         let fixtures = try await TLSFixtures.shared()
@@ -515,7 +511,7 @@ enum BadCertificate: String, CaseIterable, Sendable, CustomTestStringConvertible
         options.maximumTLSVersion = version
         try await withSharedTLSServer(options) { server in
             try await withSession(trusting: .file(fixtures.caP384.certificate)) { session in
-                // A session that resumes nothing, for full handshakes to compare with.
+                // A session that resumes nothing, taking turns with the one that does.
                 try await withSession({
                     $0.tls.trustRoots = .file(fixtures.caP384.certificate)
                     $0.tls.sessionResumption = false
@@ -530,27 +526,16 @@ enum BadCertificate: String, CaseIterable, Sendable, CustomTestStringConvertible
                     #expect(two.connection != one.connection)
                     #expect(!second.connectionReused)
 
-                    // An abbreviated handshake is quicker than a full one, which with this P-384
-                    // certificate costs the server a signature and the client two verifications (about
-                    // 1.5 ms). With other tests running in parallel one pair can still come out the
-                    // other way (the Python server's scheduling varies by milliseconds), so full and
-                    // resumed handshakes are taken in turns, both seeing the same load, and the fastest
-                    // of each kind compared (measured here, 8 of each: full 2.6–3.2 ms, resumed
-                    // 0.6–1.4 ms; with the P-256 leaf the two overlapped).
-                    var full = [Self.handshakeTime(first)]
-                    var resumed = [Self.handshakeTime(second)]
+                    // The server's word on each handshake, not its duration: a full handshake is not
+                    // reliably slower than a resumed one on a loaded machine.
                     for _ in 0..<6 {
                         let viaFresh = try await fresh.execute(get(server.url("/close")))
                         #expect(try TLSEcho(viaFresh).sessionReused == false)
-                        full.append(Self.handshakeTime(viaFresh))
+                        #expect(!viaFresh.connectionReused)
                         let viaSession = try await session.execute(get(server.url("/close")))
                         #expect(try TLSEcho(viaSession).sessionReused)
                         #expect(!viaSession.connectionReused)
-                        resumed.append(Self.handshakeTime(viaSession))
                     }
-                    let fastestResumed = try #require(resumed.min())
-                    let fastestFull = try #require(full.min())
-                    #expect(fastestResumed < fastestFull, "full \(full), resumed \(resumed)")
                 }
             }
         }

@@ -1,6 +1,7 @@
 // Curlew — parameter encodings produce exact, stable bytes.
 
 import Curlew
+import CurlewTestSupport
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
 // Curlew — endpoints: adding headers, replacing tasks, building requests and their three errors.
 
 import Curlew
+import CurlewTestSupport
 import Foundation
 import Testing
 

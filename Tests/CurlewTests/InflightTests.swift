@@ -1,6 +1,7 @@
 // Curlew — identical GET requests in flight share one transfer; cancellation is per caller.
 
 import Curlew
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import Testing

@@ -1,6 +1,7 @@
 // Curlew — behaviours a Moya user porting their code relies on, each checked against a real server.
 
 import Curlew
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import Logging

@@ -1,6 +1,7 @@
 // Curlew — the shipped plugins: activity, logger, access token, credentials.
 
 import Curlew
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import Logging

@@ -1,6 +1,7 @@
 // Curlew — the provider over real HTTP: stages in order, closures, validation, ApiResult, cancellation.
 
 import Curlew
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import Testing
@@ -103,6 +104,7 @@ import Testing
         let delayed = Provider<GitHub>(stubClosure: Provider.delayedStub(.milliseconds(50)))
         let started = ContinuousClock.now
         let profile = try await delayed.request(.userProfile("ashfurrow"))
+        // The stub's delay is a lower bound (a loaded machine can only lengthen the interval).
         #expect(ContinuousClock.now - started >= .milliseconds(50))
         #expect(try profile.mapString(atKeyPath: "login") == "ashfurrow")
         let perTarget = Provider<GitHub>(stubClosure: { target in
@@ -257,14 +259,4 @@ extension LocalHTTPServer {
         try await shutdown()
         return value
     }
-}
-
-/// Polls `condition` every 10 ms for up to 20 s (generous: the bound only matters when a test fails,
-/// and the sanitizer build on a loaded machine is slow).
-func eventually(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<2000 {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
 }

@@ -130,7 +130,3 @@ func curlewError<T>(_ operation: () async throws -> T, sourceLocation: SourceLoc
         return nil
     }
 }
-
-extension Data {
-    var text: String { String(decoding: self, as: UTF8.self) }
-}

@@ -1,6 +1,7 @@
 // Curlew — targets resolve into the documented URLs, methods and tasks.
 
 import Curlew
+import CurlewTestSupport
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
 // Curlew — the CurlewTesting product users import: the mock transport and endpoint mappings.
 
 import Curlew
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import Testing

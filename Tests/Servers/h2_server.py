@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Curlew test server: HTTP/2 (and HTTP/1.1) on 127.0.0.1, a free port, with HTTP/2 faults on demand.
 
-Started by the tests (see Tests/CurlewEngineTests/H2TestServer.swift). Needs Python's `h2` package
+Started by the tests (see Tests/CurlewTestSupport/H2TestServer.swift). Needs Python's `h2` package
 (and its `hyperframe`), nothing else outside the standard library.
 
 With --cert and --key it speaks TLS and offers the ALPN protocols given with --alpn (default `h2` and

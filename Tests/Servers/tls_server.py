@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Curlew test server: HTTPS/1.1 on 127.0.0.1, a free port, reporting what TLS negotiated.
 
-Started by the tests (see Tests/CurlewEngineTests/TLSTestServer.swift) and by
+Started by the tests (see Tests/CurlewTestSupport/TLSTestServer.swift) and by
 Tests/Servers/check_fixtures.sh. Standard library only.
 
 On start it prints exactly one line, `{"port": N}`, to stdout, and never writes to stdout again. It

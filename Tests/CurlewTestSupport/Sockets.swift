@@ -1,0 +1,76 @@
+// Curlew — loopback ports with nothing on them, listeners that never accept, and connect probes.
+
+import Foundation
+
+/// A loopback port with nothing listening on it.
+package func closedPort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = loopback(port: 0)
+    _ = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Whether something accepts TCP connections on 127.0.0.1:`port`.
+package func canConnect(port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = loopback(port: port)
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    return result == 0
+}
+
+/// 127.0.0.1:`port`.
+private func loopback(port: Int) -> sockaddr_in {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    return address
+}
+
+/// A loopback listener that never accepts and whose backlog is full, so new connects hang.
+package struct FullBacklogListener {
+    package let port: Int
+    private let fds: [Int32]
+
+    package init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = loopback(port: 0)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        listen(listener, 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        var fds = [listener]
+        // Fill the accept queue until a further connect stays pending: only then does the kernel drop
+        // SYNs, so the engine's connect can only time out.
+        for _ in 0..<64 {
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            fds.append(client)
+            var probe = pollfd(fd: client, events: Int16(POLLOUT), revents: 0)
+            if poll(&probe, 1, 200) == 0 { break }  // still connecting after 200 ms: the queue is full
+        }
+        self.fds = fds
+    }
+
+    package func close() { for fd in fds { _ = Glibc.close(fd) } }
+}
