@@ -18,11 +18,8 @@ private enum Outcome: Equatable, CustomStringConvertible {
         case .returnResponse:
             self = .returnResponse
         case .follow(let next, let leavesOrigin):
-            let body: String? =
-                switch next.body?.storage {
-                case .some(.bytes(let data)): String(decoding: data, as: UTF8.self)
-                case nil: nil
-                }
+            // Bytes as text; a file or a stream as its description.
+            let body = next.body.map { body in body.inMemoryBytes.map { String(decoding: $0, as: UTF8.self) } ?? "\(body)" }
             self = .follow(
                 method: next.method.rawValue, url: next.url, fields: next.headerFields.map { "\($0.name): \($0.value)" },
                 body: body, leavesOrigin: leavesOrigin)
@@ -319,8 +316,7 @@ private let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .
 
     // MARK: Bodies
 
-    /// A 307 or 308 sends the body again; a body held in memory can be (RequestBody has no other kind
-    /// yet, so the `bodyNotReplayable` refusal cannot be reached from here).
+    /// A 307 or 308 sends the body again; a body held in memory can be.
     @Test(arguments: [307, 308], ["https://a.example/to", "https://b.example/to"])
     func aReplayableBodyIsSentAgain(status: Int, target: String) {
         guard case .follow(let method, _, _, let resent, _) = decide(status: status, to: target) else {
@@ -329,6 +325,32 @@ private let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .
         }
         #expect(method == "POST")
         #expect(resent == body)
+    }
+
+    /// A stream produced once cannot be sent again: a 307 or 308 is refused; a replayable stream and a
+    /// file are sent again; a hop that drops the body does not care.
+    @Test(arguments: [307, 308])
+    func aBodyThatCannotBeReplayedRefusesAResend(status: Int) throws {
+        var oneShot = makeRequest()
+        oneShot.body = .stream { writer in try await writer.write("x") }
+        #expect(
+            decide(oneShot, status: status)
+                == .fail(.bodyNotReplayable, "a \(status) redirect resends the body, which cannot be replayed"))
+        var replayable = makeRequest()
+        replayable.body = .stream(replayable: true) { writer in try await writer.write("x") }
+        guard case .follow(_, _, _, let resent, _) = decide(replayable, status: status) else {
+            Issue.record("a replayable stream is followed")
+            return
+        }
+        #expect(resent == "stream of unknown length")
+        var file = makeRequest()
+        file.body = try .file(#filePath)
+        guard case .follow = decide(file, status: status) else {
+            Issue.record("a file is followed")
+            return
+        }
+        // 301 and 302 turn a POST into a GET without a body, which needs no replay.
+        #expect(decide(oneShot, status: 302) == .follow(method: "GET", url: sameOriginURL, fields: negotiationFields + privateFields, body: nil, leavesOrigin: false))
     }
 
     @Test func aRequestWithoutABodyKeepsItsFieldsButSendsNoBody() {

@@ -2,6 +2,7 @@
 // validation and plugins on the head, stubs streaming their sample data.
 
 import Curlew
+import CurlewTestSupport
 import CurlewTesting
 import Foundation
 import Logging
