@@ -85,10 +85,12 @@ let package = Package(
         // What every test target shares: the real servers on loopback (TLS, HTTP/2, nghttpd and the
         // Python scripts in Tests/Servers), the one process launcher they run on, and small helpers.
         // Not a product: users never see it.
+        // GNU extensions the tests' process launcher needs (pipe2, closefrom in posix_spawn).
+        .target(name: "CTestSupportShims", path: "Tests/CTestSupportShims"),
         .target(
             name: "CurlewTestSupport",
             dependencies: [
-                "CurlewEngine", "CurlewTesting",
+                "CurlewEngine", "CurlewTesting", "CTestSupportShims",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Tests/CurlewTestSupport",

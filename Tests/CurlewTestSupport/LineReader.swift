@@ -20,11 +20,9 @@ final class LineReader: Sendable {
 
     private let state = Locked(State())  // a pthread mutex, which the thread sanitizer understands
 
-    /// Starts reading `handle`, which this reader closes at end of file.
-    init(_ handle: FileHandle) {
+    /// Starts reading `descriptor`, which this reader closes at end of file.
+    init(descriptor: Int32) {
         Thread.detachNewThread { [self] in
-            // POSIX read: FileHandle.read(upToCount:) waits for the whole count or end of file.
-            let descriptor = handle.fileDescriptor
             var pending = [UInt8]()
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
@@ -37,7 +35,7 @@ final class LineReader: Sendable {
                     pending.removeSubrange(...newline)
                 }
             }
-            try? handle.close()
+            close(descriptor)
             endOfFile()
         }
     }

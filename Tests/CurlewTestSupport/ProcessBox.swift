@@ -1,67 +1,67 @@
-// Curlew — a launched `Process`, its stdin, and when it exited (also when Foundation does not notice).
+// Curlew — a child process's pid, stdin and exit, shared between the tests and the thread that reaps it.
 
 import CurlewEngine
 import Foundation
 
-/// A `Process` shared between ``TestProcess`` and Foundation's termination callback.
+/// A running child: its stdin pipe (if any), and its exit, learned by a thread of its own blocked in
+/// `waitpid` for it.
 ///
-/// Foundation learns that a child exited when a socket the child inherited closes; should another
-/// child have inherited that socket too (launched at the same moment, see ``TestProcess``'s launch
-/// lock), the termination handler waits for that one as well, and a test waiting for a short-lived
-/// child would wait for a server that lives as long as the test process (seen: a zombie
-/// `tls_server.py` and a test that never ended). So an exit is also recognised from `/proc`: a child
-/// that is a zombie, or gone, has exited.
+/// Children are started with `posix_spawn` rather than Foundation's `Process`, whose launch keeps run
+/// loop sources on the launching thread and crashed the test process (a bad read inside `run()`)
+/// when servers were started from several threads at once.
 final class ProcessBox: Sendable {
     private struct State {
-        var input: FileHandle?
-        var exited = false
+        var input: Int32?
+        /// The raw `waitpid` status once the child has exited.
+        var status: Int32?
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let process: Process
+    let pid: pid_t
     private let state: Locked<State>  // a pthread mutex, which the thread sanitizer understands
 
-    /// Watches `process` (not yet running); `input` is the writing end of its stdin pipe, if any.
-    init(_ process: Process, input: FileHandle?) {
-        self.process = process
+    init(pid: pid_t, input: Int32?) {
+        self.pid = pid
         state = Locked(State(input: input))
-        process.terminationHandler = { [weak self] _ in self?.markExited() }
-    }
-
-    var isRunning: Bool {
-        if state.withLock({ $0.exited }) { return false }
-        let pid = process.processIdentifier
-        guard pid > 0, Self.hasEnded(pid) else { return true }
-        markExited()
-        return false
-    }
-
-    /// Whether the child `pid` is a zombie or no longer exists.
-    private static func hasEnded(_ pid: Int32) -> Bool {
-        guard let stat = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return true }
-        // "pid (command) S ...": the state follows the last ')'.
-        guard let close = stat.lastIndex(of: UInt8(ascii: ")")), close + 2 < stat.endIndex else { return false }
-        return stat[close + 2] == UInt8(ascii: "Z")
-    }
-
-    private func markExited() {
-        let waiters = state.withLock { state in
-            state.exited = true
-            defer { state.waiters = [] }
-            return state.waiters
+        let reaper = Thread { [self] in
+            var status: Int32 = 0
+            var result: pid_t
+            repeat { result = waitpid(pid, &status, 0) } while result == -1 && errno == EINTR
+            markExited(result == pid ? status : -1)
         }
+        reaper.start()
+    }
+
+    var isRunning: Bool { state.withLock { $0.status == nil } }
+
+    private func markExited(_ status: Int32) {
+        let (waiters, input) = state.withLock { state in
+            state.status = status
+            defer {
+                state.waiters = []
+                state.input = nil
+            }
+            return (state.waiters, state.input)
+        }
+        if let input { close(input) }
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Writes to the process's stdin; false once it is closed or the write fails.
+    /// Writes to the child's stdin; false once it is closed or the write fails (the child died).
+    @discardableResult
     func write(_ text: String) -> Bool {
         state.withLock { state in
             guard let input = state.input else { return false }
-            do {
-                try input.write(contentsOf: Data(text.utf8))
+            var bytes = Array(text.utf8)
+            return bytes.withUnsafeMutableBytes { buffer -> Bool in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = Glibc.write(input, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                    if written < 0, errno == EINTR { continue }
+                    guard written > 0 else { return false }
+                    offset += written
+                }
                 return true
-            } catch {
-                return false
             }
         }
     }
@@ -71,49 +71,36 @@ final class ProcessBox: Sendable {
             defer { state.input = nil }
             return state.input
         }
-        try? input?.close()
+        if let input { close(input) }
     }
 
-    /// Closes stdin and sends SIGTERM, unless the process has exited.
+    /// Closes stdin and sends SIGTERM, unless the child has exited.
     func terminate() {
         closeInput()
-        if isRunning, process.processIdentifier > 0 { Foundation.kill(process.processIdentifier, SIGTERM) }
+        if isRunning { _ = Glibc.kill(pid, SIGTERM) }
     }
 
-    /// Sends SIGKILL, unless the process has exited.
+    /// Sends SIGKILL, unless the child has exited.
     func kill() {
-        if isRunning, process.processIdentifier > 0 { Foundation.kill(process.processIdentifier, SIGKILL) }
+        if isRunning { _ = Glibc.kill(pid, SIGKILL) }
     }
 
     func waitForExit() async {
-        // Polls `/proc` meanwhile, in case the termination handler is never called.
-        let poller = Task.detached { [weak self] in
-            while let box = self, box.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
-        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state in
-                if state.exited { return true }
+                if state.status != nil { return true }
                 state.waiters.append(continuation)
                 return false
             }
             if done { continuation.resume() }
         }
-        poller.cancel()
     }
 
-    /// The exit status of a child that has exited, also when Foundation has not noticed yet; -1 when it
-    /// did not exit normally.
+    /// The exit status of a child that has exited (waits for it); -1 when it did not exit normally.
     func exitStatus() async -> Int32 {
-        if !process.isRunning { return process.terminationStatus }
-        // Still a zombie: read its status without reaping it (Foundation still will).
-        var info = siginfo_t()
-        let pid = process.processIdentifier
-        if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._sigchld.si_pid == pid {
-            return info.si_code == CLD_EXITED ? info._sifields._sigchld.si_status : -1
-        }
-        // Reaped already: Foundation is about to say so.
-        let deadline = ContinuousClock.now + .seconds(2)
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
-        return process.isRunning ? -1 : process.terminationStatus
+        await waitForExit()
+        let status = state.withLock { $0.status } ?? -1
+        // WIFEXITED: the low seven bits are zero; WEXITSTATUS: the next eight.
+        return status >= 0 && status & 0x7F == 0 ? (status >> 8) & 0xFF : -1
     }
 }

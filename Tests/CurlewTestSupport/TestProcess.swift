@@ -1,5 +1,6 @@
 // Curlew — the one way the tests launch a child process (the test servers, the fixture script, nghttpd).
 
+import CTestSupportShims
 import CurlewEngine
 import Foundation
 
@@ -51,16 +52,12 @@ package final class TestProcess: Sendable {
         removeFiles()
     }
 
-    /// Held while a child is launched, from creating its pipes to closing the parent's copies of the
-    /// child's ends. Foundation gives each child descriptors that are not close-on-exec (its pipes and
-    /// the socket through which it learns that the child exited); a child launched at the same moment
-    /// from another thread would inherit them, and then a server would not see its stdin close, or
-    /// Foundation would not notice a child's exit until the other child exits too.
-    /// An `Int` rather than `Void`: the thread sanitizer has reported the inout access to a zero-sized
-    /// state under this lock as a race (the access's address is the object's own).
-    private static let launching = Locked(0)
-
     /// Starts `executable` with `arguments`.
+    ///
+    /// The child gets its stdin, stdout and stderr and no other descriptor of this process: the pipes
+    /// and files are made close-on-exec, handed over with `dup2`, and every other descriptor is closed
+    /// in the child (`posix_spawn_file_actions_addclosefrom_np`), so children launched at the same
+    /// moment never inherit each other's pipes (a server would then not see its stdin close).
     ///
     /// - Parameter name: What messages call the child; the executable's file name by default.
     /// - Throws: ``TestInfrastructureError`` when the log files cannot be made or the child cannot start.
@@ -74,59 +71,82 @@ package final class TestProcess: Sendable {
             .appendingPathComponent("curlew-\(name)-\(getpid())-\(UUID().uuidString.prefix(8))").path
         let standardErrorFile = base + ".err"
         let standardOutputFile = standardOutput == .file ? base + ".out" : nil
-        guard let errorHandle = createFile(standardErrorFile) else {
-            throw TestInfrastructureError(description: "cannot create \(standardErrorFile)")
+        var opened: [Int32] = []
+        defer { for fd in opened { close(fd) } }
+        func openFile(_ path: String, _ flags: Int32) throws(TestInfrastructureError) -> Int32 {
+            let fd = open(path, flags | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw TestInfrastructureError(description: "cannot open \(path): errno \(errno)") }
+            opened.append(fd)
+            return fd
         }
-        var outputHandle: FileHandle?
-        if let standardOutputFile {
-            guard let handle = createFile(standardOutputFile) else {
-                try? errorHandle.close()
-                try? FileManager.default.removeItem(atPath: standardErrorFile)
-                throw TestInfrastructureError(description: "cannot create \(standardOutputFile)")
+        func makePipe() throws(TestInfrastructureError) -> (read: Int32, write: Int32) {
+            var fds: [Int32] = [-1, -1]
+            guard curlew_test_pipe_cloexec(&fds) == 0 else {
+                throw TestInfrastructureError(description: "cannot make a pipe: errno \(errno)")
             }
-            outputHandle = handle
+            return (fds[0], fds[1])
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        let errorFD = try openFile(standardErrorFile, O_WRONLY | O_CREAT | O_TRUNC)
+        let nullFD = try openFile("/dev/null", O_RDWR)
+        var inputPipe: (read: Int32, write: Int32)?
+        var outputPipe: (read: Int32, write: Int32)?
+        if standardInput == .pipe {
+            let created = try makePipe()
+            inputPipe = created
+            opened.append(created.read)  // the child's end: ours closes after the spawn
+        }
+        if standardOutput == .lines {
+            let created = try makePipe()
+            outputPipe = created
+            opened.append(created.write)
+        }
+        let outputFD: Int32
+        switch standardOutput {
+        case .lines: outputFD = outputPipe?.write ?? nullFD
+        case .file: outputFD = try openFile(standardOutputFile ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC)
+        case .standardErrorLog: outputFD = errorFD
+        case .null: outputFD = nullFD
+        }
 
-        let (box, outputPipe) = try launching.withLock { _ throws(TestInfrastructureError) -> (ProcessBox, Pipe?) in
-            let inputPipe = standardInput == .pipe ? Pipe() : nil
-            let outputPipe = standardOutput == .lines ? Pipe() : nil
-            process.standardInput = inputPipe ?? FileHandle.nullDevice
-            switch standardOutput {
-            case .lines: process.standardOutput = outputPipe
-            case .file: process.standardOutput = outputHandle
-            case .standardErrorLog: process.standardOutput = errorHandle
-            case .null: process.standardOutput = FileHandle.nullDevice
-            }
-            process.standardError = errorHandle
-            let box = ProcessBox(process, input: inputPipe?.fileHandleForWriting)
-            defer {
-                // The child holds its own copies now; ours would keep the pipes open after it exits.
-                try? errorHandle.close()
-                try? outputHandle?.close()
-                try? inputPipe?.fileHandleForReading.close()
-                try? outputPipe?.fileHandleForWriting.close()
-            }
-            do {
-                try process.run()
-            } catch {
-                try? FileManager.default.removeItem(atPath: standardErrorFile)
-                if let standardOutputFile { try? FileManager.default.removeItem(atPath: standardOutputFile) }
-                throw TestInfrastructureError(description: "cannot run \(executable) (\(name)): \(error)")
-            }
-            return (box, outputPipe)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, inputPipe?.read ?? nullFD, 0)
+        posix_spawn_file_actions_adddup2(&actions, outputFD, 1)
+        posix_spawn_file_actions_adddup2(&actions, errorFD, 2)
+        curlew_test_spawn_close_from(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // Its own process group, so a signal meant for the tests (Ctrl-C) does not reach it twice; and
+        // the default signal dispositions and mask, not the test process's.
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        let result = argv.withUnsafeBufferPointer { argvBuffer -> Int32 in
+            guard let argvBase = argvBuffer.baseAddress else { return EINVAL }
+            return posix_spawn(&pid, executable, &actions, &attributes, argvBase, environ)
         }
+        guard result == 0 else {
+            if let inputPipe { close(inputPipe.write) }
+            if let outputPipe { close(outputPipe.read) }
+            try? FileManager.default.removeItem(atPath: standardErrorFile)
+            if let standardOutputFile { try? FileManager.default.removeItem(atPath: standardOutputFile) }
+            throw TestInfrastructureError(description: "cannot run \(executable) (\(name)): error \(result)")
+        }
+        let box = ProcessBox(pid: pid, input: inputPipe?.write)
         return TestProcess(
-            name: name, box: box, lines: outputPipe.map { LineReader($0.fileHandleForReading) },
+            name: name, box: box, lines: outputPipe.map { LineReader(descriptor: $0.read) },
             standardErrorFile: standardErrorFile, standardOutputFile: standardOutputFile)
-    }
-
-    /// A new empty file at `path`, open for writing; nil if it cannot be made.
-    private static func createFile(_ path: String) -> FileHandle? {
-        guard FileManager.default.createFile(atPath: path, contents: nil) else { return nil }
-        return FileHandle(forWritingAtPath: path)
     }
 
     // MARK: Output

@@ -35,6 +35,8 @@ extension TransferContext {
         if streamedResponse {
             // curl would decode a whole socket read before it can pause (a bomb's 64 KiB become 66 MiB).
             easy.set(CURLOPT_ACCEPT_ENCODING, nil)
+            // The engine undoes chunked framing itself, to see a body's end before the transfer's.
+            easy.set(CURLOPT_HTTP_TRANSFER_DECODING, 0)
             easy.set(CURLOPT_LOW_SPEED_TIME, 0)
         } else if let timeout {
             easy.set(CURLOPT_TIMEOUT_MS, Int(clamping: (timeout + 999_999) / 1_000_000 + 1000))
@@ -95,6 +97,10 @@ extension TransferContext {
                 if streams?.sendsTrailers == true {
                     _ = curlew_easy_setopt_trailer_callback(easy.raw, CurlCallbacks.trailers)
                     easy.set(CURLOPT_TRAILERDATA, me)
+                    // libcurl 7.88 frees memory twice when a handle that sent trailers uploads again, which
+                    // its own retry of a request on a dead reused connection does: such a request never
+                    // reuses a connection (no retry), and its handle is not pooled (see `recycle`).
+                    easy.set(CURLOPT_FRESH_CONNECT, 1)
                 }
             }
             if method != .post { easy.set(CURLOPT_CUSTOMREQUEST, string: method.rawValue) }

@@ -33,9 +33,9 @@ struct EasyHandlePool {
         return handle
     }
 
-    /// Resets a handle and keeps it, or destroys it when the pool is full.
-    mutating func give(_ handle: EasyHandle, _ defaults: HandleDefaults) {
-        guard handles.count < capacity, !handle.sawSocketError else { return handle.destroy() }
+    /// Resets a handle and keeps it, or destroys it when the pool is full or it may not be reused.
+    mutating func give(_ handle: EasyHandle, _ defaults: HandleDefaults, reusable: Bool = true) {
+        guard reusable, handles.count < capacity, !handle.sawSocketError else { return handle.destroy() }
         curl_easy_reset(handle.raw)
         handle.applyDefaults(defaults)
         handles.append(handle)

@@ -218,7 +218,8 @@ extension LoopThread {
         counters.noteTransferBuffer(context.reportedBufferBytes)
         context.releaseBufferCounter()
         context.releaseRequestResources()
-        pool.give(context.handle, defaults)
+        // A handle that sent trailers would corrupt memory on its next upload (libcurl 7.88).
+        pool.give(context.handle, defaults, reusable: context.streams?.sendsTrailers != true)
     }
 
     // MARK: The table of running contexts

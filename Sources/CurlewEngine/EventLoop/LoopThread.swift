@@ -68,6 +68,8 @@ final class LoopThread {
     /// Streamed responses whose waiting consumer has something new, and stream bodies whose producer has
     /// room again: resumed together at the end of the loop's pass.
     var responseWakes: [ResponseStream] = []
+    /// Streamed HTTP/2 responses whose trailers arrived this pass: their body ends at the end of it.
+    var trailerEnds: [(ResponseStream, TransferContext)] = []
     var requestWakes: [RequestStream] = []
     /// Open sockets per pool key, from curl's open and close socket callbacks.
     var openSockets: [PoolKey: Int] = [:]
@@ -189,6 +191,12 @@ final class LoopThread {
 
     /// Resumes the consumers and producers this pass made room or data for.
     private func wakeStreams() {
+        if !trailerEnds.isEmpty {
+            for (response, context) in trailerEnds where response.finish(.complete(trailers: context.head.makeTrailers())) {
+                responseWakes.append(response)
+            }
+            trailerEnds.removeAll(keepingCapacity: true)
+        }
         if !responseWakes.isEmpty {
             for stream in responseWakes { stream.wake() }
             responseWakes.removeAll(keepingCapacity: true)

@@ -185,6 +185,10 @@ final class RequestStream: Sendable {
             if state.closed { return (.failed, false) }
             if state.failure != nil { return (.failed, false) }
             var copied = 0
+            // A stream of declared length keeps its last byte back until its producer has returned: only
+            // then is the length known to be right, and curl, once it has every byte, ends the upload.
+            var capacity = capacity
+            if let length, !state.finished { capacity = min(capacity, max(0, length - 1 - state.taken)) }
             while copied < capacity, state.first < state.chunks.count {
                 let chunk = state.chunks[state.first]
                 let count = min(chunk.count - state.offset, capacity - copied)

@@ -71,16 +71,28 @@ final class ResponseStream: Sendable {
     /// ``highWater`` bytes. A delivery to an empty stream is always taken, so one write larger than the
     /// mark never stalls.
     func offer(_ bytes: UnsafeRawBufferPointer) -> Offer {
+        guard hasRoom(for: bytes.count) else { return .pause }
+        return .taken(wake: append(bytes))
+    }
+
+    /// Whether a delivery of `count` bytes may be taken; when not, the stream records that the loop paused.
+    func hasRoom(for count: Int) -> Bool {
         state.withLock { state in
-            if state.released { return .taken(wake: false) }
-            if state.held > 0, state.held + bytes.count > highWater {
-                state.loopPaused = true
-                state.resumeAsked = false
-                return .pause
-            }
+            if state.released || state.held == 0 || state.held + count <= highWater { return true }
+            state.loopPaused = true
+            state.resumeAsked = false
+            return false
+        }
+    }
+
+    /// Copies body bytes in (after ``hasRoom(for:)``). Returns whether to wake the consumer.
+    func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard !bytes.isEmpty else { return false }
+        return state.withLock { state in
+            if state.released { return false }
             state.chunks.append(Self.copy(bytes))
             state.held += bytes.count
-            return .taken(wake: Self.scheduleWake(&state))
+            return Self.scheduleWake(&state)
         }
     }
 

@@ -22,18 +22,75 @@ extension TransferContext {
         let head = ResponseBuilder.head(for: self)
         if response.deliver(head: head) { shard.thread.responseWakes.append(response) }
         shard.thread.transferEvents.append(.headArrived(id))
+        let code = head.status.code
+        if transfer.request.request.method == .head || code == 204 || code == 304 {
+            endStream(response)
+        } else if self.head.isChunked, !self.head.isHTTP2 {
+            framing = .chunked(ChunkedBodyDecoder())
+        } else if let length = self.head.contentLength {
+            framing = .length(length)
+            if length == 0 { endStream(response) }
+        }
     }
 
-    /// Body bytes of a streamed response: handed to the consumer, or the receive direction pauses.
+    /// Body bytes of a streamed response: handed to the consumer, or the receive direction pauses. The
+    /// engine follows the framing itself so the consumer learns of the body's end as soon as it arrives,
+    /// even while the request body is still being sent (see ``ChunkedBodyDecoder``).
     func streamBytes(_ bytes: UnsafeRawBufferPointer, to response: ResponseStream) -> Int {
-        switch response.offer(bytes) {
-        case .taken(let wake):
-            if wake { shard.thread.responseWakes.append(response) }
-            return bytes.count
-        case .pause:
+        guard response.hasRoom(for: bytes.count) else {
             shard.thread.transferEvents.append(.paused(id, .receive))
             return Int(curlew_write_pause)
         }
+        var wake = false
+        switch framing {
+        case .chunked(var decoder):
+            var trailerFailure = false
+            let event = decoder.decode(
+                bytes, data: { piece in wake = response.append(piece) || wake },
+                trailer: { line in
+                    // Counted against the head limit, as libcurl's own trailers are.
+                    if case .failure = head.consume(line) { trailerFailure = true }
+                    return !trailerFailure
+                })
+            framing = .chunked(decoder)
+            switch event {
+            case .more:
+                break
+            case .end:
+                endStream(response)
+            case .failure(let reason):
+                failure =
+                    trailerFailure
+                    ? transfer.request.error(.headersTooLarge, "the response head and trailers exceed the limit of \(head.maxHeadBytes) bytes")
+                    : transfer.request.error(.invalidResponse, "the response's chunked framing is broken: \(reason)")
+                return 0
+            }
+        case .length(let remaining):
+            wake = response.append(bytes)
+            let left = remaining - bytes.count
+            framing = .length(left)
+            // Over HTTP/2 trailers may still follow the data: the body ends early only for a request still
+            // sending its own (where waiting for the exchange's end could wait for ever).
+            if left <= 0, !head.isHTTP2 || streams?.request != nil { endStream(response) }
+        case .open, .ended:
+            wake = response.append(bytes)
+        }
+        if wake { shard.thread.responseWakes.append(response) }
+        return bytes.count
+    }
+
+    /// Over HTTP/2, trailer lines arrive when the stream closes: the body has ended, which the consumer
+    /// learns at the end of this pass (the lines come one call each).
+    func noteStreamedTrailer() {
+        guard head.isHTTP2, framing != .ended, let response = streams?.response else { return }
+        framing = .ended
+        shard.thread.trailerEnds.append((response, self))
+    }
+
+    /// The body ended before the transfer did (the request body may still be on its way).
+    func endStream(_ response: ResponseStream) {
+        framing = .ended
+        if response.finish(.complete(trailers: head.makeTrailers())) { shard.thread.responseWakes.append(response) }
     }
 
     // MARK: Request bodies through the read callback
@@ -181,6 +238,25 @@ struct UploadFeed {
     /// Closes a file body's descriptor.
     func close() {
         if case .file(let descriptor, _) = source { _ = Glibc.close(descriptor) }
+    }
+}
+
+/// How the engine follows a streamed response's framing to see its end.
+enum StreamFraming {
+    /// Until the transfer ends (no length, HTTP/2 without one, or an HTTP/1.0 body up to the close).
+    case open
+    /// This many bytes are left.
+    case length(Int)
+    /// HTTP/1.1 chunked, undone here.
+    case chunked(ChunkedBodyDecoder)
+    /// The consumer has been told the body ended.
+    case ended
+
+    static func != (lhs: StreamFraming, rhs: StreamFraming) -> Bool {
+        switch (lhs, rhs) {
+        case (.ended, .ended): false
+        default: true
+        }
     }
 }
 

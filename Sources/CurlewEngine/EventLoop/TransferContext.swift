@@ -30,6 +30,8 @@ final class TransferContext {
     let streams: TransferStreams?
     /// Where the read callback takes a request body from (bodies that are not one block of memory).
     var upload: UploadFeed?
+    /// How a streamed response's end is seen (loop thread only).
+    var framing = StreamFraming.open
     let maxBodyBytes: Int
     private(set) var receivedBodyBytes = 0
     /// A failure the engine itself detected inside a callback (curl then reports a write error).
@@ -81,6 +83,7 @@ final class TransferContext {
     /// Called from the header callback. Returns false to make curl abort the transfer.
     func headerLine(_ line: UnsafeRawBufferPointer) -> Bool {
         lastReceive = shard.thread.now
+        if head.isComplete, streams?.response != nil { noteStreamedTrailer() }
         switch head.consume(line) {
         case .more:
             return true

@@ -41,6 +41,21 @@ final class ParsedURL: @unchecked Sendable {
 
     deinit { curl_url_cleanup(handle) }
 
+    /// `reference` (a `Location` value) resolved against `base` with libcurl's URL parser, as libcurl
+    /// resolves the redirects it reports; nil when it cannot be parsed.
+    static func resolve(_ reference: String, against base: String) -> String? {
+        guard let handle = curl_url() else { return nil }
+        defer { curl_url_cleanup(handle) }
+        guard base.withCString({ curl_url_set(handle, CURLUPART_URL, $0, 0) }) == CURLUE_OK,
+            reference.withCString({ curl_url_set(handle, CURLUPART_URL, $0, UInt32(CURLU_NON_SUPPORT_SCHEME)) })
+                == CURLUE_OK
+        else { return nil }
+        var pointer: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, CURLUPART_URL, &pointer, 0) == CURLUE_OK, let pointer else { return nil }
+        defer { curl_free(pointer) }
+        return String(cString: pointer)
+    }
+
     enum ParseFailure: Error {
         case noMemory
         case refused(String)

@@ -71,18 +71,17 @@ enum ResponseBuilder {
         if version == 0 { version = context.head.isHTTP2 ? Int(CURL_HTTP_VERSION_2_0) : Int(CURL_HTTP_VERSION_1_1) }
         var urlPointer: UnsafePointer<CChar>?
         _ = curlew_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &urlPointer)
+        let receivedHead = context.head.makeHead()
+        let url = effectiveURL(urlPointer, requested: context.transfer.request.request.url)
         var redirectURL: String?
-        if (300..<400).contains(code), context.head.hasLocation {
-            var location: UnsafePointer<CChar>?
-            if curlew_easy_getinfo_string(easy, CURLINFO_REDIRECT_URL, &location) == CURLE_OK, let location {
-                redirectURL = String(cString: location)
-            }
+        if (300..<400).contains(code), context.head.hasLocation, let location = receivedHead.fields[.location] {
+            // libcurl works out CURLINFO_REDIRECT_URL only when the transfer ends: resolved here instead.
+            redirectURL = ParsedURL.resolve(location, against: url)
         }
         var timings = timings(easy, queued: context.queuedTime)
         timings.total = .nanoseconds(Int64(clamping: context.shard.thread.now &- min(context.shard.thread.now, context.startedAt)))
         return ResponseHead(
-            status: HTTPResponse.Status(code: code), head: context.head.makeHead(),
-            effectiveURL: effectiveURL(urlPointer, requested: context.transfer.request.request.url),
+            status: HTTPResponse.Status(code: code), head: receivedHead, effectiveURL: url,
             httpVersion: httpVersion(version), connectionReused: context.handle.connectionsOpened == 0,
             timings: timings, redirectURL: redirectURL, hasLocation: context.head.hasLocation,
             contentLength: context.head.hasContentEncoding ? nil : context.head.contentLength)

@@ -1,0 +1,345 @@
+// Curlew — request bodies produced while the request runs, and files, against real servers: an early
+// answer during an upload, sending again after a 307 or on libcurl's retry of a dead connection, lengths
+// that do not match, producers that throw, framing, Expect and a slow HTTP/2 reader.
+
+import CurlewEngine
+import CurlewTestSupport
+import CurlewTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+/// A file of `count` pattern bytes in a fresh temporary directory, removed after `body`.
+private func withFile<T>(_ count: Int, _ body: (String) async throws -> T) async throws -> T {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("curlew-body-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let path = directory + "/body.bin"
+    try Data(streamPattern(count: count)).write(to: URL(fileURLWithPath: path))
+    return try await ensuring({ try await body(path) }, cleanUp: { try? FileManager.default.removeItem(atPath: directory) })
+}
+
+/// Counts how often a producer ran and how its writes ended.
+private final class ProducerLog: Sendable {
+    private let state = Locked((runs: 0, cancelled: 0))
+    func started() { state.withLock { $0.runs += 1 } }
+    func stopped() { state.withLock { $0.cancelled += 1 } }
+    var runs: Int { state.withLock { $0.runs } }
+    var cancelled: Int { state.withLock { $0.cancelled } }
+}
+
+private struct ProducerFailure: Error, Equatable {
+    let reason: String
+}
+
+/// The body kinds a request can send, each with the same 100,000 bytes (the file one needs a path).
+private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case bytes, bytesWithTrailers, file, replayableStream, oneShotStream
+
+    var testDescription: String { rawValue }
+
+    func body(file: String, log: ProducerLog) throws -> RequestBody {
+        let payload = streamPattern(count: 100_000)
+        let produce: @Sendable (RequestBodyWriter) async throws -> Void = { writer in
+            log.started()
+            for start in stride(from: 0, to: payload.count, by: 10_000) { try await writer.write(payload[start..<(start + 10_000)]) }
+        }
+        switch self {
+        case .bytes: return .bytes(payload)
+        case .bytesWithTrailers: return RequestBody.bytes(payload).trailers([HTTPField.Name("X-Sum")!: "42"])
+        case .file: return try .file(file)
+        case .replayableStream: return .stream(length: payload.count, replayable: true, produce)
+        case .oneShotStream: return .stream(length: payload.count, replayable: false, produce)
+        }
+    }
+}
+
+@Suite struct StreamedRequestTests {
+    /// The server answers 401 after 64 KiB of an endless upload: the answer is delivered, nothing is
+    /// resent, and the producer is cancelled.
+    @Test(arguments: Wire.allCases)
+    func anEarlyAnswerDuringAnUploadIsDelivered(wire: Wire) async throws {
+        try await withStreamServerAndSession(wire) { server, session in
+            let log = ProducerLog()
+            let body = RequestBody.stream { writer in
+                log.started()
+                let chunk = [UInt8](repeating: 0x55, count: 16 * 1024)
+                do {
+                    while true { try await writer.write(chunk) }
+                } catch {
+                    log.stopped()
+                    throw error
+                }
+            }
+            let request = TransportRequest(url: server.url("/early?status=401&read=65536"), method: .put, body: body)
+            let (status, text) = try await session.perform(request) { head, body in
+                (head.status.code, String(decoding: try await body.collect(upTo: 100), as: UTF8.self))
+            }
+            #expect(status == 401)
+            #expect(text == "early 401")
+            #expect(log.runs == 1)
+            #expect(log.cancelled == 1)
+            // Buffered, the same.
+            let buffered = try await session.execute(request)
+            #expect(buffered.status.code == 401)
+            #expect(buffered.body.text == "early 401")
+            #expect(log.runs == 2)
+        }
+    }
+
+    /// RFC 9113 §8.1 lets an HTTP/2 server end the request side with RST_STREAM NO_ERROR after a complete
+    /// early answer. When both arrive in one read, libcurl 7.88 drops the answer and fails the transfer
+    /// (the `curl` tool exits with 92 and no status): the request fails with `streamReset`. Pinned here so
+    /// that a libcurl that handles it shows up.
+    @Test func anHTTP2EarlyAnswerWithAResetIsLostByLibcurl() async throws {
+        try await withStreamServerAndSession(.http2) { server, session in
+            let body = RequestBody.stream { writer in
+                let chunk = [UInt8](repeating: 0x55, count: 16 * 1024)
+                while true { try await writer.write(chunk) }
+            }
+            let request = TransportRequest(url: server.url("/early?status=401&read=65536&reset=1"), method: .put, body: body)
+            let error = await transportError { try await session.execute(request) }
+            #expect(error?.code == .streamReset)
+            #expect(error?.curlCode == 92)
+        }
+    }
+
+    /// A 307 sends the body again: a file is reopened, a replayable stream produced again; a stream that
+    /// can be produced once fails with `bodyNotReplayable`.
+    @Test(arguments: Wire.allCases, [BodyKind.file, .replayableStream, .oneShotStream])
+    fileprivate func a307SendsTheBodyAgain(wire: Wire, kind: BodyKind) async throws {
+        try await withFile(100_000) { path in
+            try await withStreamServerAndSession(wire) { server, session in
+                let log = ProducerLog()
+                let request = TransportRequest(
+                    url: server.url("/redirect?status=307&to=/request"), method: .post, body: try kind.body(file: path, log: log))
+                if kind == .oneShotStream {
+                    let error = await transportError { try await session.execute(request) }
+                    #expect(error?.code == .bodyNotReplayable)
+                    #expect(log.runs == 1)
+                    return
+                }
+                let response = try await session.execute(request)
+                let received = try ReceivedRequest(response.body)
+                #expect(received.path == "/request")
+                #expect(received.method == "POST")
+                #expect(received.bodyLength == 100_000)
+                #expect(Array(received.body.unicodeScalars.map { UInt8($0.value) }) == streamPattern(count: 100_000))
+                #expect(response.redirects.map(\.status.code) == [307])
+                #expect(log.runs == (kind == .replayableStream ? 2 : 0))
+            }
+        }
+    }
+
+    /// libcurl sends a request again on a new connection when the reused one turns out dead before any
+    /// response byte: the server reads the whole request and closes. Every body kind arrives whole the
+    /// second time; a stream that can be produced once fails with `bodyNotReplayable`. (A body with
+    /// trailers never reuses a connection: see the next test.)
+    @Test(arguments: BodyKind.allCases.filter { $0 != .bytesWithTrailers })
+    fileprivate func libcurlsRetryOnADeadConnectionSendsTheBodyAgain(kind: BodyKind) async throws {
+        try await withFile(100_000) { path in
+            try await withStreamServerAndSession(.http1) { server, session in
+                let warmUp = try await session.execute(TransportRequest(url: server.url("/request")))
+                let first = try ReceivedRequest(warmUp.body)
+                let log = ProducerLog()
+                let tag = UUID().uuidString
+                let request = TransportRequest(
+                    url: server.url("/request?drop-once=\(tag)"), method: .post, body: try kind.body(file: path, log: log))
+                if kind == .oneShotStream {
+                    let error = await transportError { try await session.execute(request) }
+                    #expect(error?.code == .bodyNotReplayable)
+                    #expect(error?.message == "libcurl must send the request again on a new connection, and its body cannot be replayed")
+                    let dropped = try await server.stats().dropped
+                    #expect(dropped.contains(tag))
+                    return
+                }
+                let response = try await session.execute(request)
+                let received = try ReceivedRequest(response.body)
+                let dropped = try await server.stats().dropped
+                #expect(dropped.contains(tag))
+                #expect(received.connection != first.connection)
+                #expect(received.request == 1)
+                #expect(received.bodyLength == 100_000)
+                #expect(Array(received.body.unicodeScalars.map { UInt8($0.value) }) == streamPattern(count: 100_000))
+                #expect(received.trailers == (kind == .bytesWithTrailers ? ["x-sum": ["42"]] : [:]))
+                #expect(log.runs == (kind == .replayableStream ? 2 : 0))
+            }
+        }
+    }
+
+    /// libcurl 7.88 frees memory twice when an easy handle that sent trailers uploads again — its own
+    /// retry on a dead reused connection does that. A request with trailers therefore opens a connection
+    /// of its own and its handle is not reused: trailer uploads in a row, then uploads without, all work.
+    @Test func requestsWithTrailersNeverReuseAConnectionOrAHandle() async throws {
+        try await withFile(10_000) { path in
+            try await withStreamServerAndSession(.http1) { server, session in
+                let checksum: HTTPFields = [HTTPField.Name("X-Checksum")!: "c"]
+                let bodies: [RequestBody] = [
+                    RequestBody.string("one").trailers(checksum),
+                    RequestBody.stream { writer in try await writer.write("two") }.trailers(checksum),
+                    try RequestBody.file(path).trailers { checksum },
+                    RequestBody.stream { writer in try await writer.write("four") },
+                    RequestBody.string("five"),
+                ]
+                var connections: [Int] = []
+                var received: [[String]] = []
+                for body in bodies {
+                    let response = try await session.execute(TransportRequest(url: server.url("/request"), method: .post, body: body))
+                    let echo = try ReceivedRequest(response.body)
+                    connections.append(echo.connection)
+                    received.append([String(echo.bodyLength), echo.trailers["x-checksum"]?.first ?? "-"])
+                }
+                #expect(received == [["3", "c"], ["3", "c"], ["10000", "c"], ["4", "-"], ["4", "-"]])
+                // Each trailer request opened its own connection, which later requests may reuse.
+                #expect(Set(connections.prefix(3)).count == 3)
+                #expect(connections.prefix(3).contains(connections[3]))
+            }
+        }
+    }
+
+    @Test(arguments: Wire.allCases, [(10, 5), (10, 15)])
+    func aStreamThatDoesNotMatchItsLengthFails(wire: Wire, lengths: (declared: Int, written: Int)) async throws {
+        try await withStreamServerAndSession(wire) { server, session in
+            let body = RequestBody.stream(length: lengths.declared) { writer in
+                for _ in 0..<lengths.written { try await writer.write([0x61]) }
+            }
+            let error = await transportError {
+                try await session.execute(TransportRequest(url: server.url("/request"), method: .post, body: body))
+            }
+            #expect(error?.code == .bodyLengthMismatch)
+            #expect(
+                error?.message
+                    == (lengths.written < lengths.declared
+                        ? "the request body's producer wrote 5 of the 10 bytes it declared"
+                        : "the request body's producer wrote more than the 10 bytes it declared"))
+        }
+    }
+
+    /// A producer that throws fails the request with its own error (`perform`), or with
+    /// `requestBodyFailed` carrying it (`execute`); nothing more is sent.
+    @Test(arguments: Wire.allCases)
+    func aProducerThatThrowsFailsTheRequestWithItsError(wire: Wire) async throws {
+        try await withStreamServerAndSession(wire) { server, session in
+            let body = RequestBody.stream { writer in
+                try await writer.write("part one")
+                throw ProducerFailure(reason: "disk gone")
+            }
+            let request = TransportRequest(url: server.url("/request"), method: .post, body: body)
+            await #expect(throws: ProducerFailure(reason: "disk gone")) {
+                try await session.perform(request) { _, _ in Issue.record("a failed upload got a response") }
+            }
+            let error = await transportError { try await session.execute(request) }
+            #expect(error?.code == .requestBodyFailed)
+            #expect(error?.underlying as? ProducerFailure == ProducerFailure(reason: "disk gone"))
+        }
+    }
+
+    @Test func aLengthIsSentAsContentLengthAndNoLengthChunked() async throws {
+        try await withFile(300_000) { path in
+            try await withStreamServerAndSession(.http1) { server, session in
+                let known = RequestBody.stream(length: 3) { writer in try await writer.write("abc") }
+                let unknown = RequestBody.stream { writer in try await writer.write("abc") }
+                let region = try RequestBody.file(path, range: 1000..<1100)
+                var fields: [[String?]] = []
+                var bodies: [[UInt8]] = []
+                for body in [known, unknown, region] {
+                    let response = try await session.execute(TransportRequest(url: server.url("/request"), method: .put, body: body))
+                    let received = try ReceivedRequest(response.body)
+                    fields.append([received.method, received.header("content-length"), received.header("transfer-encoding"), received.header("expect")])
+                    bodies.append(received.body.unicodeScalars.map { UInt8($0.value) })
+                }
+                #expect(fields == [["PUT", "3", nil, nil], ["PUT", nil, "chunked", nil], ["PUT", "100", nil, nil]])
+                #expect(bodies == [Array("abc".utf8), Array("abc".utf8), streamPattern(count: 100, from: 1000)])
+            }
+        }
+    }
+
+    /// With an `Expect: 100-continue` threshold, a body of unknown length counts as reaching it.
+    @Test func aBodyOfUnknownLengthReachesAnyExpectThreshold() async throws {
+        try await withStreamServerAndSession(.http1, configure: { $0.expectContinueThreshold = 1 << 30 }) { server, session in
+            let unknown = RequestBody.stream { writer in try await writer.write("abc") }
+            let small = RequestBody.stream(length: 3) { writer in try await writer.write("abc") }
+            var seen: [String?] = []
+            for body in [unknown, small] {
+                let response = try await session.execute(TransportRequest(url: server.url("/request"), method: .post, body: body))
+                seen.append(try ReceivedRequest(response.body).header("expect"))
+            }
+            #expect(seen == ["100-continue", nil])
+            let shown = await session.wireRequest(for: TransportRequest(url: server.url("/x"), method: .post, body: unknown))
+            #expect(shown.headerFields[.expect] == "100-continue")
+        }
+    }
+
+    /// An HTTP/2 upload to a server that reads slowly completes whole: the engine's held writes (libcurl
+    /// 7.88 would otherwise spin on the exhausted flow-control window) never stall it.
+    @Test(arguments: [Optional(2 << 20), nil])
+    func aSlowHTTP2ReaderGetsTheWholeUpload(length: Int?) async throws {
+        try await withStreamServerAndSession(.http2) { server, session in
+            let chunk = [UInt8](repeating: 0x62, count: 64 * 1024)
+            let body = RequestBody.stream(length: length) { writer in
+                for _ in 0..<32 { try await writer.write(chunk) }
+            }
+            let response = try await session.execute(
+                TransportRequest(url: server.url("/slow-read?rate=4194304"), method: .post, body: body))
+            #expect(response.httpVersion == .http2)
+            #expect(response.body.text == #"{"received": 2097152}"#)
+        }
+    }
+
+    @Test func trailerFieldsThatFrameTheMessageAreRefusedBeforeSending() async throws {
+        try await withStreamServerAndSession(.http1) { server, session in
+            let tag = UUID().uuidString
+            let body = RequestBody.string("abc").trailers([.contentLength: "3"])
+            let error = await transportError {
+                try await session.execute(TransportRequest(url: server.url("/request?tag=\(tag)"), method: .post, body: body))
+            }
+            #expect(error?.code == .invalidHeader)
+            #expect(error?.message == "Content-Length may not be sent as a trailer field")
+            let seen = try await server.stats().tags[tag]
+            #expect(seen == nil)
+        }
+    }
+
+    @Test func fileBodiesAreCheckedWhenMade() throws {
+        #expect(throws: TransportError.self) { try RequestBody.file("/nonexistent/curlew") }
+        #expect(throws: TransportError.self) { try RequestBody.file(FileManager.default.temporaryDirectory.path) }
+        do {
+            _ = try RequestBody.file(#filePath, range: 0..<(1 << 40))
+            Issue.record("a range past the file's end was accepted")
+        } catch {
+            #expect(error.code == .invalidBody)
+        }
+    }
+
+    /// A file that lost bytes since its body was made fails with `bodyLengthMismatch` when the read comes
+    /// up short; one that grew fails before its last byte goes out, so the server never gets a body that
+    /// looks complete. (Both are found by the reads as the file is sent.)
+    @Test(arguments: [-1000, 1000])
+    func aFileThatChangedSizeFails(change: Int) async throws {
+        try await withFile(1 << 20) { path in
+            try await withStreamServerAndSession(.http1) { server, session in
+                let body = try RequestBody.file(path)
+                let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+                if change < 0 {
+                    try handle.truncate(atOffset: UInt64((1 << 20) + change))
+                } else {
+                    try handle.seekToEnd()
+                    try handle.write(contentsOf: Data(count: change))
+                }
+                try handle.close()
+                let tag = UUID().uuidString
+                let error = await transportError {
+                    try await session.execute(TransportRequest(url: server.url("/request?tag=\(tag)"), method: .post, body: body))
+                }
+                #expect(error?.code == .bodyLengthMismatch)
+                #expect(
+                    error?.message
+                        == (change < 0
+                            ? "\(path) ended after 1047576 of the 1048576 bytes it had when the body was made"
+                            : "\(path) has 1049576 bytes, not the 1048576 it had when the body was made"))
+                // The server never answered: it did not get a whole body.
+                let done = try await server.stats().tags[tag]?.done
+                #expect(done != true)
+            }
+        }
+    }
+}

@@ -1,0 +1,994 @@
+#!/usr/bin/env python3
+"""Curlew test server: bodies streamed both ways over HTTP/1.1 and HTTP/2 on 127.0.0.1, with exact byte
+accounting for backpressure measurements.
+
+Started by the tests (Tests/CurlewTestSupport/StreamTestServer.swift) and the benchmarks. Needs Python's
+`h2` package, nothing else outside the standard library.
+
+With --cert and --key it speaks TLS and offers the ALPN protocols given with --alpn (default `h2` and
+`http/1.1`); a connection that agrees on `http/1.1`, or on none, is served as HTTP/1.1. Without them it
+speaks cleartext: a connection that opens with the HTTP/2 preface is HTTP/2 (prior knowledge), any other
+is HTTP/1.1.
+
+Threads and blocking sockets, so that counts are exact and pacing simple: one thread per connection
+(HTTP/1.1 serves its requests in turn; HTTP/2 reads frames and hands each request to a thread of its
+own). Every write counts the bytes the kernel accepted (for TLS: the plaintext handed to the TLS layer,
+about 0.2% less than what goes on the wire). Request bodies are read as the route asks for them: over
+HTTP/2 the flow-control window is given back only for bytes the route has read, so a slow route slows
+the client down.
+
+On start it prints exactly one line, `{"port": N}`, to stdout. It exits when stdin reaches end of file
+(so a test process that dies never leaves it running), on SIGTERM, or on SIGINT. Each line `stats`
+written to its stdin is answered with one line on stdout: the JSON of `/stats`.
+
+Routes (the same over both protocols):
+
+    GET /bytes?n=N[&chunk=C][&encoding=identity|gzip|deflate][&length=1][&random=1][&tag=T]
+        N bytes of a pattern (byte i is i % 251; with random=1, bytes from a generator seeded with N,
+        which do not compress), written C bytes at a time (default 65536) as fast as the connection
+        allows; `encoding` compresses them on the fly (Content-Encoding set; deflate is the zlib
+        format). `length=1` sends Content-Length (identity only); otherwise HTTP/1.1 is chunked.
+    GET /bomb?n=N&encoding=gzip|deflate[&tag=T]
+        N zero bytes (whole MiB) compressed, about 1032:1, built as they are sent; chunked on HTTP/1.1.
+    POST /echo
+        200 at once, then every piece of the request body written back as soon as it is read (a 1-byte
+        write from the client comes back as a 1-byte chunk); the request's trailers come back as
+        response trailers.
+    POST /speak?rounds=N
+        200 at once, then N times: a 1-byte chunk `A`, then wait for at least one byte of request body;
+        then the response ends (and the rest of the request body is read).
+    GET /trailers
+        `Response body`, then trailers X-Trailer-One: first-value, X-Trailer-Two: second-value,
+        X-Checksum: abc123.
+    ANY /request[?drop-once=T]
+        Reads the whole request and answers JSON: {"method", "path", "headers": {name: [values]},
+        "body": latin-1 text, "body_length", "trailers": {name: [values]}, "connection": this
+        connection's number (from 1), "request": this request's number on its connection (from 1),
+        "protocol": "h2" | "http/1.1"}. With drop-once=T, the first such request that arrives on a
+        connection that already served one is read completely and then its connection is closed without
+        an answer; later requests with the tag are answered.
+    POST /early?status=S[&read=K][&reset=1]
+        Reads K bytes of the body (default 0), answers S (default 401) with body `early S` and
+        Content-Length, without reading the rest. HTTP/1.1: then reads and drops the rest for up to
+        2 s and closes the connection. HTTP/2: ends the response stream and reads no more; with
+        reset=1 also resets the request side with NO_ERROR, in the same write as the answer.
+    ANY /redirect?status=S&to=PATH[&read=0]
+        Reads the body (unless read=0) and answers S (default 307) with Location: PATH.
+    POST /slow-read?rate=B[&tag=T]
+        Reads the body at B bytes per second, then answers JSON {"received": n}.
+    GET /stall
+        Never answers.
+    GET /stall-body?n=N
+        200, N bytes of `A`, then nothing more.
+    GET /drip?n=N&interval=MS&size=S
+        200, then N chunks of S bytes of `A`, MS milliseconds apart.
+    GET /stats (and the `stats` command)
+        {"connections": accepted, "requests": n, "protocol_errors": [...], "dropped": [tags],
+        "tags": {T: {"written": bytes the kernel accepted on that exchange's connection so far (over
+        HTTP/2 other streams on the connection count too), "outq": the connection's unsent and unacked
+        bytes now (SIOCOUTQ), "peer_port": the client's port, "connection": the connection's number,
+        "done": the route finished without an error, "blocked": a write has been waiting for more than
+        200 ms}}}
+"""
+
+import argparse
+import faulthandler
+import fcntl
+import json
+import os
+import queue
+import random
+import select
+import signal
+import socket
+import ssl
+import struct
+import sys
+import termios
+import threading
+import time
+import urllib.parse
+import zlib
+
+import h2.config
+import h2.connection
+import h2.errors
+import h2.events
+import h2.exceptions
+import h2.settings
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+REASONS = {200: "OK", 301: "Moved Permanently", 302: "Found", 303: "See Other", 307: "Temporary Redirect",
+           308: "Permanent Redirect", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
+           405: "Method Not Allowed", 413: "Content Too Large", 500: "Internal Server Error"}
+STOPPING = threading.Event()
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--cert", help="PEM certificate (with its chain); with --key: TLS")
+    parser.add_argument("--key", help="PEM private key (unencrypted)")
+    parser.add_argument("--alpn", action="append", help="ALPN protocol to offer (repeatable); default h2, http/1.1")
+    parser.add_argument("--max-concurrent-streams", type=int, default=100)
+    parser.add_argument("--initial-window", type=int, default=65535, help="SETTINGS_INITIAL_WINDOW_SIZE for request bodies")
+    parser.add_argument("--sndbuf", type=int, default=0, help="SO_SNDBUF of accepted sockets (0: the kernel's)")
+    parser.add_argument("--verbose", action="store_true")
+    return parser.parse_args()
+
+
+ARGS = None
+
+
+def log(message):
+    if ARGS and ARGS.verbose:
+        print(message, file=sys.stderr, flush=True)
+
+
+class Stats:
+    """What the server counts (any thread)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.connections = 0
+        self.requests = 0
+        self.protocol_errors = []
+        self.dropped = []
+        self.dropped_tags = set()
+        self.tags = {}
+
+    def snapshot(self):
+        with self.lock:
+            tags = {}
+            for tag, entry in self.tags.items():
+                connection = entry["connection"]
+                tags[tag] = {"written": connection.written, "outq": connection.outq(), "peer_port": connection.peer_port,
+                             "connection": connection.number, "done": entry["done"], "blocked": connection.blocked()}
+            return {"connections": self.connections, "requests": self.requests,
+                    "protocol_errors": list(self.protocol_errors), "dropped": list(self.dropped), "tags": tags}
+
+
+STATS = Stats()
+
+
+class Connection:
+    """A socket with counted, lock-ordered writes."""
+
+    def __init__(self, sock, number):
+        self.sock = sock
+        self.number = number
+        self.written = 0
+        self.write_lock = threading.Lock()
+        self.sending_since = None
+        # HTTP/2: when the I/O thread's queue last made progress while not empty.
+        self.stalled_since = None
+        self.served = 0
+        try:
+            self.peer_port = sock.getpeername()[1]
+        except OSError:
+            self.peer_port = 0
+
+    def send(self, data):
+        """Writes all of `data`, counting what the kernel accepts. Raises OSError when the peer is gone."""
+        with self.write_lock:
+            view = memoryview(data)
+            while len(view):
+                self.sending_since = time.monotonic()
+                try:
+                    sent = self.sock.send(view)
+                finally:
+                    self.sending_since = None
+                if sent <= 0:
+                    raise OSError("connection closed")
+                self.written += sent
+                view = view[sent:]
+
+    def blocked(self):
+        since = self.sending_since if self.sending_since is not None else self.stalled_since
+        return since is not None and time.monotonic() - since > 0.2
+
+    def outq(self):
+        try:
+            value = fcntl.ioctl(self.sock.fileno(), termios.TIOCOUTQ, struct.pack("i", 0))
+            return struct.unpack("i", value)[0]
+        except (OSError, ValueError):
+            return -1  # closed
+
+    def reset(self):
+        """Closes the socket with RST."""
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        except OSError:
+            pass
+        self.close()
+
+    def close(self):
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class Dropped(Exception):
+    """The route closed the connection on purpose."""
+
+
+def pattern(offset, count):
+    base = bytes(i % 251 for i in range(251))
+    start = offset % 251
+    data = (base[start:] + base * (count // 251 + 2))[:count]
+    return data
+
+
+# MARK: Routes, written once against the Exchange interface below
+
+
+def route(exchange):
+    path = exchange.path
+    query = exchange.query
+    tag = query.get("tag")
+    if tag:
+        with STATS.lock:
+            STATS.tags[tag] = {"connection": exchange.connection, "done": False}
+    handler = ROUTES.get(path, not_found)
+    handler(exchange, query)
+    if tag:
+        with STATS.lock:
+            if tag in STATS.tags:
+                STATS.tags[tag]["done"] = True
+
+
+def not_found(exchange, query):
+    exchange.read_all()
+    exchange.respond(404, [("content-type", "text/plain")], b"not found")
+
+
+def route_bytes(exchange, query):
+    exchange.read_all()
+    total = int(query.get("n", "0"))
+    chunk = int(query.get("chunk", "65536"))
+    encoding = query.get("encoding", "identity")
+    headers = [("content-type", "application/octet-stream")]
+    compressor = None
+    if encoding == "gzip":
+        compressor = zlib.compressobj(6, zlib.DEFLATED, 31)
+    elif encoding == "deflate":
+        compressor = zlib.compressobj(6, zlib.DEFLATED, 15)
+    if compressor:
+        headers.append(("content-encoding", encoding))
+    elif query.get("length") == "1":
+        headers.append(("content-length", str(total)))
+    generator = random.Random(total) if query.get("random") == "1" else None
+    exchange.send_head(200, headers)
+    sent = 0
+    while sent < total:
+        count = min(chunk, total - sent)
+        data = generator.randbytes(count) if generator else pattern(sent, count)
+        sent += count
+        if compressor:
+            data = compressor.compress(data)
+            if not data:
+                continue
+        exchange.write(data)
+    if compressor:
+        tail = compressor.flush()
+        if tail:
+            exchange.write(tail)
+    exchange.finish()
+
+
+def route_bomb(exchange, query):
+    # One MiB of zeros compresses (level 9, then a full flush) to about 1 KiB of deflate that can be
+    # repeated as it is: the bomb is built as it is sent, so a client that stops reading costs no CPU.
+    exchange.read_all()
+    mebibytes = max(1, int(query.get("n", "0")) >> 20)
+    encoding = query.get("encoding", "gzip")
+    zeros = bytes(1 << 20)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    unit = compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)
+    final = compressor.flush(zlib.Z_FINISH)
+    exchange.send_head(200, [("content-type", "application/octet-stream"), ("content-encoding", encoding)])
+    exchange.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" if encoding == "gzip" else b"\x78\xda")
+    check = 0 if encoding == "gzip" else 1
+    batch = 64
+    sent = 0
+    while sent < mebibytes:
+        count = min(batch, mebibytes - sent)
+        for _ in range(count):
+            check = zlib.crc32(zeros, check) if encoding == "gzip" else zlib.adler32(zeros, check)
+        exchange.write(unit * count)
+        sent += count
+    size = (mebibytes << 20) & 0xFFFFFFFF
+    trailer = struct.pack("<II", check, size) if encoding == "gzip" else struct.pack(">I", check)
+    exchange.write(final + trailer)
+    exchange.finish()
+
+
+def route_echo(exchange, query):
+    exchange.send_head(200, [("content-type", "application/octet-stream")])
+    while True:
+        data = exchange.read(65536)
+        if not data:
+            break
+        exchange.write(data)
+    exchange.finish(exchange.request_trailers or None)
+
+
+def route_speak(exchange, query):
+    rounds = int(query.get("rounds", "1"))
+    exchange.send_head(200, [("content-type", "text/plain")])
+    for _ in range(rounds):
+        exchange.write(b"A")
+        if not exchange.read(65536):
+            break
+    # The response ends first: the client ends its body once it has seen the response's end.
+    exchange.finish()
+    exchange.read_all()
+
+
+def route_trailers(exchange, query):
+    exchange.read_all()
+    exchange.send_head(200, [("content-type", "text/plain")])
+    exchange.write(b"Response body")
+    exchange.finish([("x-trailer-one", "first-value"), ("x-trailer-two", "second-value"), ("x-checksum", "abc123")])
+
+
+def route_request(exchange, query):
+    body = exchange.read_all()
+    tag = query.get("drop-once")
+    if tag:
+        with STATS.lock:
+            drop = tag not in STATS.dropped_tags and exchange.request_number > 1
+            if drop:
+                STATS.dropped_tags.add(tag)
+                STATS.dropped.append(tag)
+        if drop:
+            raise Dropped()
+    headers = {}
+    for name, value in exchange.headers:
+        headers.setdefault(name, []).append(value)
+    trailers = {}
+    for name, value in exchange.request_trailers:
+        trailers.setdefault(name, []).append(value)
+    report = {"method": exchange.method, "path": exchange.target, "headers": headers, "body": body.decode("latin-1"),
+              "body_length": len(body), "trailers": trailers, "connection": exchange.connection.number,
+              "request": exchange.request_number, "protocol": exchange.protocol}
+    exchange.respond(200, [("content-type", "application/json")], json.dumps(report).encode())
+
+
+def route_early(exchange, query):
+    status = int(query.get("status", "401"))
+    wanted = int(query.get("read", "0"))
+    got = 0
+    while got < wanted:
+        data = exchange.read(wanted - got)
+        if not data:
+            break
+        got += len(data)
+    exchange.respond(status, [("content-type", "text/plain")], f"early {status}".encode())
+    exchange.after_early_answer()
+
+
+def route_redirect(exchange, query):
+    if query.get("read", "1") != "0":
+        exchange.read_all()
+    status = int(query.get("status", "307"))
+    exchange.respond(status, [("location", query.get("to", "/request"))], b"")
+
+
+def route_slow_read(exchange, query):
+    rate = int(query.get("rate", str(1 << 20)))
+    step = max(1, rate // 20)
+    received = 0
+    while True:
+        data = exchange.read(step)
+        if not data:
+            break
+        received += len(data)
+        time.sleep(len(data) / rate)
+    exchange.respond(200, [("content-type", "application/json")], json.dumps({"received": received}).encode())
+
+
+def route_stall(exchange, query):
+    STOPPING.wait()
+
+
+def route_stall_body(exchange, query):
+    exchange.read_all()
+    exchange.send_head(200, [("content-type", "text/plain")])
+    exchange.write(b"A" * int(query.get("n", "1000")))
+    STOPPING.wait()
+
+
+def route_drip(exchange, query):
+    exchange.read_all()
+    count = int(query.get("n", "10"))
+    interval = int(query.get("interval", "100")) / 1000
+    size = int(query.get("size", "1"))
+    exchange.send_head(200, [("content-type", "text/plain")])
+    for index in range(count):
+        if index:
+            time.sleep(interval)
+        exchange.write(b"A" * size)
+    exchange.finish()
+
+
+def route_stats(exchange, query):
+    exchange.read_all()
+    exchange.respond(200, [("content-type", "application/json")], json.dumps(STATS.snapshot()).encode())
+
+
+ROUTES = {"/bytes": route_bytes, "/bomb": route_bomb, "/echo": route_echo, "/speak": route_speak,
+          "/trailers": route_trailers, "/request": route_request, "/early": route_early, "/redirect": route_redirect,
+          "/slow-read": route_slow_read, "/stall": route_stall, "/stall-body": route_stall_body, "/drip": route_drip,
+          "/stats": route_stats}
+
+
+# MARK: HTTP/1.1
+
+
+class Reader:
+    """Buffered reads from a socket."""
+
+    def __init__(self, sock, initial=b""):
+        self.sock = sock
+        self.buffer = bytearray(initial)
+
+    def fill(self):
+        data = self.sock.recv(65536)
+        if not data:
+            return False
+        self.buffer += data
+        return True
+
+    def line(self, limit=65536):
+        while b"\r\n" not in self.buffer:
+            if len(self.buffer) > limit or not self.fill():
+                return None
+        index = self.buffer.index(b"\r\n")
+        line = bytes(self.buffer[:index])
+        del self.buffer[:index + 2]
+        return line
+
+    def some(self, maximum):
+        if not self.buffer and not self.fill():
+            return b""
+        data = bytes(self.buffer[:maximum])
+        del self.buffer[:len(data)]
+        return data
+
+
+class H1Exchange:
+    protocol = "http/1.1"
+
+    def __init__(self, connection, reader, method, target, headers, request_number):
+        self.connection = connection
+        self.reader = reader
+        self.method = method
+        self.target = target
+        parsed = urllib.parse.urlsplit(target)
+        self.path = parsed.path
+        self.query = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
+        self.headers = headers
+        self.request_number = request_number
+        self.request_trailers = []
+        self.close_after = any(n == "connection" and v.lower() == "close" for n, v in headers)
+        length = next((v for n, v in headers if n == "content-length"), None)
+        self.chunked = any(n == "transfer-encoding" and "chunked" in v.lower() for n, v in headers)
+        self.remaining = int(length) if length and not self.chunked else 0
+        self.chunk_left = 0
+        self.body_done = not self.chunked and self.remaining == 0
+        self.head_sent = False
+        self.response_chunked = False
+        self.finished = False
+        self.continue_sent = False
+        self.expects_continue = any(n == "expect" and v.lower() == "100-continue" for n, v in headers)
+
+    def read(self, maximum):
+        """Up to `maximum` bytes of the request body; b"" at its end."""
+        if self.body_done or maximum <= 0:
+            return b""
+        if self.expects_continue and not self.continue_sent and not self.head_sent:
+            self.continue_sent = True
+            self.connection.send(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if not self.chunked:
+            data = self.reader.some(min(maximum, self.remaining))
+            if not data:
+                raise OSError("the client closed the connection mid-body")
+            self.remaining -= len(data)
+            self.body_done = self.remaining == 0
+            return data
+        while True:
+            if self.chunk_left == 0:
+                line = self.reader.line()
+                if line is None:
+                    raise OSError("the client closed the connection mid-body")
+                size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    while True:
+                        trailer = self.reader.line()
+                        if not trailer:
+                            break
+                        name, _, value = trailer.decode("latin-1").partition(":")
+                        self.request_trailers.append((name.strip().lower(), value.strip()))
+                    self.body_done = True
+                    return b""
+                self.chunk_left = size
+            data = self.reader.some(min(maximum, self.chunk_left))
+            if not data:
+                raise OSError("the client closed the connection mid-body")
+            self.chunk_left -= len(data)
+            if self.chunk_left == 0 and self.reader.line() != b"":
+                raise OSError("malformed chunk")
+            return data
+
+    def read_all(self):
+        parts = []
+        while True:
+            data = self.read(65536)
+            if not data:
+                return b"".join(parts)
+            parts.append(data)
+
+    def send_head(self, status, headers):
+        self.head_sent = True
+        names = {n.lower() for n, _ in headers}
+        lines = [f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}"]
+        lines += [f"{n}: {v}" for n, v in headers]
+        if "content-length" not in names and status not in (204, 304) and self.method != "HEAD":
+            lines.append("transfer-encoding: chunked")
+            self.response_chunked = True
+        if self.close_after:
+            lines.append("connection: close")
+        self.connection.send(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+
+    def write(self, data):
+        if not data or self.method == "HEAD":
+            return
+        if self.response_chunked:
+            self.connection.send(b"%x\r\n" % len(data) + bytes(data) + b"\r\n")
+        else:
+            self.connection.send(data)
+
+    def finish(self, trailers=None):
+        if self.finished:
+            return
+        self.finished = True
+        if self.response_chunked:
+            tail = b"0\r\n" + b"".join(f"{n}: {v}\r\n".encode("latin-1") for n, v in (trailers or [])) + b"\r\n"
+            self.connection.send(tail)
+
+    def respond(self, status, headers, body):
+        self.send_head(status, headers + [("content-length", str(len(body)))])
+        self.write(body)
+        self.finish()
+
+    def after_early_answer(self):
+        """Reads and drops the rest of the body for up to 2 s, then closes the connection."""
+        self.connection.sock.settimeout(2)
+        try:
+            deadline = time.monotonic() + 2
+            while not self.body_done and time.monotonic() < deadline:
+                self.read(65536)
+        except OSError:
+            pass
+        raise Dropped()
+
+
+def serve_h1(connection, initial):
+    reader = Reader(connection.sock, initial)
+    number = 0
+    while not STOPPING.is_set():
+        request_line = reader.line()
+        if not request_line:
+            return
+        parts = request_line.decode("latin-1").split(" ")
+        if len(parts) != 3:
+            return
+        headers = []
+        while True:
+            line = reader.line()
+            if line is None:
+                return
+            if not line:
+                break
+            name, _, value = line.decode("latin-1").partition(":")
+            headers.append((name.strip().lower(), value.strip()))
+        number += 1
+        with STATS.lock:
+            STATS.requests += 1
+        exchange = H1Exchange(connection, reader, parts[0], parts[1], headers, number)
+        route(exchange)
+        if not exchange.finished:
+            exchange.finish()
+        if not exchange.body_done:
+            exchange.read_all()
+        if exchange.close_after:
+            return
+
+
+# MARK: HTTP/2
+
+
+class H2Stream:
+    def __init__(self):
+        self.data = queue.Queue()
+        self.window_open = threading.Condition()
+        self.ended = False
+
+
+class H2Exchange:
+    protocol = "h2"
+
+    def __init__(self, server, stream_id, headers, request_number):
+        self.server = server
+        self.connection = server.connection
+        self.stream_id = stream_id
+        self.request_number = request_number
+        pseudo = {n: v for n, v in headers if n.startswith(":")}
+        self.method = pseudo.get(":method", "GET")
+        self.target = pseudo.get(":path", "/")
+        parsed = urllib.parse.urlsplit(self.target)
+        self.path = parsed.path
+        self.query = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
+        self.headers = [(n, v) for n, v in headers if not n.startswith(":")]
+        self.request_trailers = []
+        self.pending = b""
+        self.body_done = False
+        self.finished = False
+        self.head_sent = False
+
+    def read(self, maximum):
+        if self.body_done and not self.pending:
+            return b""
+        if not self.pending:
+            stream = self.server.streams[self.stream_id]
+            item = stream.data.get()
+            if item is None:
+                self.body_done = True
+                self.request_trailers = getattr(stream, "trailers", [])
+                return b""
+            self.pending = item
+        data = self.pending[:maximum]
+        self.pending = self.pending[len(data):]
+        self.server.acknowledge(self.stream_id, len(data))
+        return data
+
+    def read_all(self):
+        parts = []
+        while True:
+            data = self.read(65536)
+            if not data:
+                return b"".join(parts)
+            parts.append(data)
+
+    def send_head(self, status, headers, end=False):
+        self.head_sent = True
+        self.server.send_headers(self.stream_id, [(":status", str(status))] + list(headers), end)
+
+    def write(self, data):
+        if data:
+            self.server.send_data(self.stream_id, bytes(data))
+
+    def finish(self, trailers=None):
+        if self.finished:
+            return
+        self.finished = True
+        if trailers:
+            self.server.send_headers(self.stream_id, list(trailers), True)
+        else:
+            self.server.send_data(self.stream_id, b"", end=True)
+
+    def respond(self, status, headers, body):
+        self.send_head(status, headers + [("content-length", str(len(body)))], end=not body)
+        if body:
+            self.server.send_data(self.stream_id, body, end=True)
+        self.finished = True
+
+    def after_early_answer(self):
+        # RFC 9113 §8.1 lets a server reset the request side with NO_ERROR after a complete answer; libcurl
+        # 7.88 then loses the answer when both arrive in one read, so it is done only when asked for.
+        if self.query.get("reset") == "1":
+            self.server.reset(self.stream_id, h2.errors.ErrorCodes.NO_ERROR)
+        self.body_done = True
+
+
+class H2Server:
+    """One HTTP/2 connection. A single thread does all of the socket's I/O (an OpenSSL connection must not
+    be read and written from two threads at once): stream threads queue frames in `outbound` and wake it."""
+
+    def __init__(self, connection, initial):
+        self.connection = connection
+        config = h2.config.H2Configuration(client_side=False, header_encoding="latin-1")
+        self.h2 = h2.connection.H2Connection(config=config)
+        self.lock = threading.Condition()
+        self.streams = {}
+        self.requests = 0
+        self.initial = initial
+        self.closed = False
+        self.outbound = bytearray()
+        self.wake_read, self.wake_write = os.pipe()
+        os.set_blocking(self.wake_read, False)
+        os.set_blocking(self.wake_write, False)
+
+    def flush(self):
+        """Queues what h2 has to send (with the lock held) and wakes the I/O thread."""
+        data = self.h2.data_to_send()
+        if data and not self.closed:
+            if not self.outbound:
+                self.connection.stalled_since = time.monotonic()
+            self.outbound += data
+            # Under the lock, and never once closed: the descriptor's number may already be another
+            # connection's socket.
+            try:
+                os.write(self.wake_write, b"w")
+            except BlockingIOError:
+                pass
+
+    def run(self):
+        with self.lock:
+            self.h2.local_settings.update({
+                h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: ARGS.max_concurrent_streams,
+                h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: ARGS.initial_window,
+            })
+            self.h2.initiate_connection()
+            self.flush()
+        sock = self.connection.sock
+        sock.setblocking(False)
+        pending = self.initial
+        try:
+            while not STOPPING.is_set():
+                if pending:
+                    if not self.receive(pending):
+                        break
+                    pending = b""
+                with self.lock:
+                    wants_write = bool(self.outbound)
+                readable, writable, _ = select.select([sock, self.wake_read], [sock] if wants_write else [], [], 0.5)
+                if self.wake_read in readable:
+                    try:
+                        os.read(self.wake_read, 4096)
+                    except BlockingIOError:
+                        pass
+                if sock in readable or (hasattr(sock, "pending") and sock.pending()):
+                    data = self.read_available(sock)
+                    if data is None:
+                        break
+                    if data and not self.receive(data):
+                        break
+                if sock in writable:
+                    self.write_some(sock)
+        except OSError:
+            pass
+        finally:
+            with self.lock:
+                self.closed = True
+                for stream in self.streams.values():
+                    stream.data.put(None)
+                self.lock.notify_all()
+                os.close(self.wake_read)
+                os.close(self.wake_write)
+
+    @staticmethod
+    def read_available(sock):
+        """What can be read now (b"" when nothing), or None at the end of the connection."""
+        chunks = []
+        while True:
+            try:
+                data = sock.recv(65536)
+            except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                break
+            if not data:
+                return None if not chunks else b"".join(chunks)
+            chunks.append(data)
+            if len(chunks) >= 16:
+                break
+        return b"".join(chunks)
+
+    def receive(self, data):
+        with self.lock:
+            try:
+                events = self.h2.receive_data(data)
+            except h2.exceptions.ProtocolError as error:
+                with STATS.lock:
+                    STATS.protocol_errors.append(str(error))
+                self.flush()
+                self.write_some(self.connection.sock)
+                return False
+            for event in events:
+                self.handle(event)
+            self.flush()
+            self.lock.notify_all()
+        return True
+
+    def write_some(self, sock):
+        with self.lock:
+            chunk = bytes(self.outbound[:262144])
+        if not chunk:
+            return
+        try:
+            sent = sock.send(chunk)
+        except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            sent = 0
+        with self.lock:
+            if sent > 0:
+                del self.outbound[:sent]
+                self.connection.written += sent
+                self.connection.stalled_since = time.monotonic() if self.outbound else None
+            self.lock.notify_all()
+
+    def handle(self, event):
+        if isinstance(event, h2.events.RequestReceived):
+            self.requests += 1
+            with STATS.lock:
+                STATS.requests += 1
+            self.streams[event.stream_id] = H2Stream()
+            exchange = H2Exchange(self, event.stream_id, event.headers, self.requests)
+            if event.stream_ended:
+                self.streams[event.stream_id].data.put(None)
+            threading.Thread(target=self.serve, args=(exchange,), daemon=True).start()
+        elif isinstance(event, h2.events.DataReceived):
+            stream = self.streams.get(event.stream_id)
+            if stream:
+                stream.data.put(event.data)
+                padding = event.flow_controlled_length - len(event.data)
+                if padding:
+                    self.h2.acknowledge_received_data(padding, event.stream_id)
+            if event.stream_ended and stream:
+                stream.data.put(None)
+        elif isinstance(event, h2.events.TrailersReceived):
+            stream = self.streams.get(event.stream_id)
+            if stream:
+                stream.trailers = [(n, v) for n, v in event.headers]
+            if event.stream_ended and stream:
+                stream.data.put(None)
+        elif isinstance(event, h2.events.StreamEnded):
+            stream = self.streams.get(event.stream_id)
+            if stream and not stream.ended:
+                stream.ended = True
+        elif isinstance(event, h2.events.StreamReset):
+            stream = self.streams.get(event.stream_id)
+            if stream:
+                stream.data.put(None)
+
+    def serve(self, exchange):
+        try:
+            route(exchange)
+            if not exchange.finished:
+                exchange.finish()
+        except Dropped:
+            self.connection.close()
+        except (OSError, h2.exceptions.ProtocolError, h2.exceptions.StreamClosedError) as error:
+            log(f"h2 stream {exchange.stream_id}: {error}")
+
+    def acknowledge(self, stream_id, count):
+        if count <= 0:
+            return
+        with self.lock:
+            try:
+                self.h2.acknowledge_received_data(count, stream_id)
+                self.flush()
+            except (h2.exceptions.ProtocolError, h2.exceptions.StreamClosedError, OSError):
+                pass
+
+    def send_headers(self, stream_id, headers, end):
+        with self.lock:
+            self.h2.send_headers(stream_id, headers, end_stream=end)
+            self.flush()
+
+    def send_data(self, stream_id, data, end=False):
+        view = memoryview(data)
+        while True:
+            with self.lock:
+                while not self.closed:
+                    window = self.h2.local_flow_control_window(stream_id)
+                    # A window, and room in the queue: a client that stops reading stops the writer.
+                    if (window > 0 or not len(view)) and len(self.outbound) < 262144:
+                        break
+                    self.lock.wait(0.5)
+                if self.closed:
+                    raise OSError("connection closed")
+                size = min(len(view), window, self.h2.max_outbound_frame_size)
+                last = size == len(view)
+                self.h2.send_data(stream_id, bytes(view[:size]), end_stream=end and last)
+                self.flush()
+            view = view[size:]
+            if last:
+                return
+
+    def reset(self, stream_id, code):
+        with self.lock:
+            try:
+                self.h2.reset_stream(stream_id, code)
+                self.flush()
+            except (h2.exceptions.ProtocolError, h2.exceptions.StreamClosedError):
+                pass
+
+
+# MARK: Connections
+
+
+def serve_connection(raw, context):
+    with STATS.lock:
+        STATS.connections += 1
+        number = STATS.connections
+    sock = raw
+    if ARGS.sndbuf:
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, ARGS.sndbuf)
+    try:
+        if context:
+            sock = context.wrap_socket(raw, server_side=True)
+            protocol = sock.selected_alpn_protocol()
+            connection = Connection(sock, number)
+            if protocol == "h2":
+                H2Server(connection, b"").run()
+            else:
+                serve_h1(connection, b"")
+        else:
+            initial = b""
+            while len(initial) < len(PREFACE) and PREFACE.startswith(initial):
+                data = raw.recv(len(PREFACE) - len(initial))
+                if not data:
+                    return
+                initial += data
+            connection = Connection(raw, number)
+            if initial == PREFACE:
+                H2Server(connection, initial).run()
+            else:
+                serve_h1(connection, initial)
+    except Dropped:
+        pass
+    except (OSError, ssl.SSLError) as error:
+        log(f"connection {number}: {error}")
+    finally:
+        try:
+            sock.close()
+        except OSError:
+            pass
+
+
+def main():
+    global ARGS
+    ARGS = parse_arguments()
+    context = None
+    if ARGS.cert and ARGS.key:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(ARGS.cert, ARGS.key)
+        context.set_alpn_protocols(ARGS.alpn or ["h2", "http/1.1"])
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", ARGS.port))
+    listener.listen(1024)
+    print(json.dumps({"port": listener.getsockname()[1]}), flush=True)
+
+    def stop(*_):
+        STOPPING.set()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    # `kill -USR1` prints every thread's stack to stderr: what a stuck server is waiting for.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+    def commands():
+        for line in sys.stdin:
+            if line.strip() == "stats":
+                try:
+                    answer = json.dumps(STATS.snapshot())
+                except Exception as error:  # an answer must come, or the asker waits for it
+                    answer = json.dumps({"error": str(error)})
+                print(answer, flush=True)
+        stop()
+
+    threading.Thread(target=commands, daemon=True).start()
+    while True:
+        raw, _ = listener.accept()
+        threading.Thread(target=serve_connection, args=(raw, context), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
