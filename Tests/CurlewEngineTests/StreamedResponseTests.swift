@@ -71,11 +71,13 @@ private struct HandlerFailure: Error, Equatable {}
     @Test(arguments: Wire.allCases)
     func theTotalTimeoutRunsUntilTheHead(wire: Wire) async throws {
         try await withStreamServerAndSession(wire) { server, session in
-            let request = TransportRequest(url: server.url("/drip?n=5&interval=500&size=10"), timeout: .seconds(1))
+            // The head comes at once, the body over 8 s: longer than the 7 s timeout, which only a machine
+            // that takes 7 s to answer would reach before the head (the sanitizer run has taken 3 s).
+            let request = TransportRequest(url: server.url("/drip?n=17&interval=500&size=10"), timeout: .seconds(7))
             let text = try await session.perform(request) { _, body in
                 String(decoding: try await body.collect(upTo: 1000), as: UTF8.self)
             }
-            #expect(text == String(repeating: "A", count: 50))
+            #expect(text == String(repeating: "A", count: 170))
             let error = await transportError { try await session.execute(request) }
             #expect(error?.code == .timedOut)
             #expect(error?.timeout == .total)

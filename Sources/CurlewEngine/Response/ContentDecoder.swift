@@ -88,8 +88,10 @@ final class ContentDecoder {
         try start()
         var produced = 0
         var result: Int32 = Z_OK
+        // Room for what this input likely decodes to, up to the limit: a small input does not get 64 KiB.
+        let room = min(outputLimit, max(16 * 1024, (input.count - consumed) * 8))
         let output = input.withUnsafeBytes { source in
-            [UInt8](unsafeUninitializedCapacity: outputLimit) { buffer, count in
+            [UInt8](unsafeUninitializedCapacity: room) { buffer, count in
                 let base = source.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: Bytef.self)) }
                 stream.next_in = base.map { $0 + consumed }
                 stream.avail_in = uInt(source.count - consumed)
