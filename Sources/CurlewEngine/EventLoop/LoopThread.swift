@@ -65,12 +65,11 @@ final class LoopThread {
     /// What callbacks learned about transfers (pauses, streamed heads), told to the machine once curl
     /// returns.
     var transferEvents: [TransferEvent] = []
-    /// Streamed responses whose waiting consumer has something new, and stream bodies whose producer has
-    /// room again: resumed together at the end of the loop's pass.
+    /// Streamed responses whose waiting consumer has something new: resumed together at the end of the
+    /// loop's pass. (A stream body's producer with room again is resumed at once by the read callback.)
     var responseWakes: [ResponseStream] = []
     /// Streamed HTTP/2 responses whose trailers arrived this pass: their body ends at the end of it.
     var trailerEnds: [(ResponseStream, TransferContext)] = []
-    var requestWakes: [RequestStream] = []
     /// Open sockets per pool key, from curl's open and close socket callbacks.
     var openSockets: [PoolKey: Int] = [:]
     var peakOpenSockets: [PoolKey: Int] = [:]
@@ -200,10 +199,6 @@ final class LoopThread {
         if !responseWakes.isEmpty {
             for stream in responseWakes { stream.wake() }
             responseWakes.removeAll(keepingCapacity: true)
-        }
-        if !requestWakes.isEmpty {
-            for stream in requestWakes { stream.wakeWriter() }
-            requestWakes.removeAll(keepingCapacity: true)
         }
     }
 

@@ -43,7 +43,7 @@ final class RequestStream: Sendable {
         var resumeAsked = false
         /// The exchange is over: writes fail, nothing more is taken.
         var closed = false
-        /// The producer waiting for room, and whether the loop will resume it at the end of its pass.
+        /// The producer waiting for room, and whether the read callback is about to resume it.
         var writer: UnsafeContinuation<Void, Never>?
         var writerWakePending = false
         /// The producer of a finished generation waiting to be told to run again (or that it is over).
@@ -179,7 +179,7 @@ final class RequestStream: Sendable {
     // MARK: Loop side
 
     /// Copies up to `capacity` bytes into `buffer` for curl's read callback. Returns what to tell curl and
-    /// whether a producer waiting for room should be woken at the end of the loop's pass.
+    /// whether a producer waiting for room is to be woken (at once: it refills while curl sends).
     func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> (Read, wakeWriter: Bool) {
         state.withLock { state in
             if state.closed { return (.failed, false) }
@@ -235,7 +235,7 @@ final class RequestStream: Sendable {
         }
     }
 
-    /// Resumes a producer the read callback made room for (at the end of the loop's pass).
+    /// Resumes a producer the read callback made room for.
     func wakeWriter() {
         let writer = state.withLock { state -> UnsafeContinuation<Void, Never>? in
             state.writerWakePending = false

@@ -11,7 +11,8 @@ import HTTPTypes
 /// takes chunks out and, once fewer than half of ``highWater`` remain, asks the loop to resume. So
 /// the bytes held for one response on the client are at most the receive buffer plus ``highWater``
 /// (over HTTP/1.1; see the Sessions article for HTTP/2). One lock orders both sides; the consumer is
-/// resumed by the loop at the end of its pass, once for everything that pass delivered.
+/// resumed by the loop at the end of its pass, once for everything that pass delivered, or at once when
+/// half the mark is held (so it drains while curl reads on, and a fast consumer never meets a pause).
 final class ResponseStream: Sendable {
     /// How a response ended.
     enum End: Sendable {
@@ -20,12 +21,15 @@ final class ResponseStream: Sendable {
         case failed(TransportError)
     }
 
-    /// What the write callback does with a delivery.
-    enum Offer: Equatable {
-        /// Taken; `wake`: the consumer waits and is to be resumed at the end of the loop's pass.
-        case taken(wake: Bool)
-        /// Not taken: pause the receive direction (curl keeps the bytes and delivers them again).
-        case pause
+    /// When the consumer is to be resumed after a delivery.
+    enum Wake: Equatable {
+        /// It is running, or a resumption is already on its way.
+        case none
+        /// At the end of the loop's pass, once for everything the pass delivered.
+        case endOfPass
+        /// At once: half the mark is held, so the consumer drains while curl keeps reading instead of
+        /// the stream filling up and pausing.
+        case now
     }
 
     /// What the consumer gets next.
@@ -36,7 +40,8 @@ final class ResponseStream: Sendable {
 
     private struct State {
         var head: ResponseHead?
-        var chunks: [ArraySlice<UInt8>] = []
+        /// Unread chunks from `first` on; the last one grows while it has room (fewer, larger chunks).
+        var chunks: [[UInt8]] = []
         var first = 0
         var held = 0
         var end: End?
@@ -51,10 +56,13 @@ final class ResponseStream: Sendable {
 
     /// Most unread bytes held before the receive direction pauses.
     let highWater: Int
+    /// Largest chunk handed to the consumer: deliveries are joined up to it.
+    let chunkLimit: Int
     private let state = Locked(State())
 
-    init(highWater: Int) {
+    init(highWater: Int, chunkLimit: Int) {
         self.highWater = max(1, highWater)
+        self.chunkLimit = max(1, chunkLimit)
     }
 
     // MARK: Loop side
@@ -67,14 +75,6 @@ final class ResponseStream: Sendable {
         }
     }
 
-    /// Body bytes from the write callback: copied in, or refused (pause) while the consumer holds
-    /// ``highWater`` bytes. A delivery to an empty stream is always taken, so one write larger than the
-    /// mark never stalls.
-    func offer(_ bytes: UnsafeRawBufferPointer) -> Offer {
-        guard hasRoom(for: bytes.count) else { return .pause }
-        return .taken(wake: append(bytes))
-    }
-
     /// Whether a delivery of `count` bytes may be taken; when not, the stream records that the loop paused.
     func hasRoom(for count: Int) -> Bool {
         state.withLock { state in
@@ -85,14 +85,27 @@ final class ResponseStream: Sendable {
         }
     }
 
-    /// Copies body bytes in (after ``hasRoom(for:)``). Returns whether to wake the consumer.
-    func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard !bytes.isEmpty else { return false }
+    /// Copies body bytes in (after ``hasRoom(for:)``), joined to the last unread chunk while it has room.
+    func append(_ bytes: UnsafeRawBufferPointer) -> Wake {
+        guard !bytes.isEmpty else { return .none }
         return state.withLock { state in
-            if state.released { return false }
-            state.chunks.append(Self.copy(bytes))
+            if state.released { return .none }
+            if state.first < state.chunks.count, state.chunks[state.chunks.count - 1].count + bytes.count <= chunkLimit {
+                state.chunks[state.chunks.count - 1].append(contentsOf: bytes)
+            } else {
+                // Bulk deliveries get a chunk with room for the next ones; small ones (events) their size.
+                var chunk: [UInt8] = []
+                chunk.reserveCapacity(bytes.count >= 4096 ? max(chunkLimit, bytes.count) : bytes.count)
+                chunk.append(contentsOf: bytes)
+                state.chunks.append(chunk)
+            }
             state.held += bytes.count
-            return Self.scheduleWake(&state)
+            guard state.waiter != nil else { return .none }
+            if state.held >= highWater / 2 {
+                state.wakePending = true
+                return .now
+            }
+            return Self.scheduleWake(&state) ? .endOfPass : .none
         }
     }
 
@@ -126,16 +139,6 @@ final class ResponseStream: Sendable {
     /// Bytes held unread (for tests and statistics).
     var heldBytes: Int { state.withLock { $0.held } }
 
-    /// The bytes in an array of their own (one allocation and one copy).
-    private static func copy(_ bytes: UnsafeRawBufferPointer) -> ArraySlice<UInt8> {
-        [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
-            if let source = bytes.baseAddress, let target = buffer.baseAddress {
-                UnsafeMutableRawPointer(target).copyMemory(from: source, byteCount: bytes.count)
-            }
-            count = bytes.count
-        }[...]
-    }
-
     private static func scheduleWake(_ state: inout State) -> Bool {
         guard state.waiter != nil, !state.wakePending else { return false }
         state.wakePending = true
@@ -165,7 +168,7 @@ final class ResponseStream: Sendable {
         while true {
             let ready = state.withLock { state -> Next? in
                 if state.first < state.chunks.count {
-                    let chunk = state.chunks[state.first]
+                    let chunk = state.chunks[state.first][...]
                     state.chunks[state.first] = []
                     state.first += 1
                     if state.first == state.chunks.count {

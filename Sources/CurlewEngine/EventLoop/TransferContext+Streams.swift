@@ -41,12 +41,12 @@ extension TransferContext {
             shard.thread.transferEvents.append(.paused(id, .receive))
             return Int(curlew_write_pause)
         }
-        var wake = false
+        var wake = ResponseStream.Wake.none
         switch framing {
         case .chunked(var decoder):
             var trailerFailure = false
             let event = decoder.decode(
-                bytes, data: { piece in wake = response.append(piece) || wake },
+                bytes, data: { piece in wake = Self.stronger(wake, response.append(piece)) },
                 trailer: { line in
                     // Counted against the head limit, as libcurl's own trailers are.
                     if case .failure = head.consume(line) { trailerFailure = true }
@@ -75,8 +75,16 @@ extension TransferContext {
         case .open, .ended:
             wake = response.append(bytes)
         }
-        if wake { shard.thread.responseWakes.append(response) }
+        switch wake {
+        case .none: break
+        case .endOfPass: shard.thread.responseWakes.append(response)
+        case .now: response.wake()
+        }
         return bytes.count
+    }
+
+    private static func stronger(_ a: ResponseStream.Wake, _ b: ResponseStream.Wake) -> ResponseStream.Wake {
+        a == .now || b == .now ? .now : a == .endOfPass || b == .endOfPass ? .endOfPass : .none
     }
 
     /// Over HTTP/2, trailer lines arrive when the stream closes: the body has ended, which the consumer
@@ -112,7 +120,8 @@ extension TransferContext {
             return readFile(descriptor, region, feed: &feed, into: buffer, capacity: capacity)
         case .stream(let stream, _):
             let (read, wakeWriter) = stream.read(into: buffer, capacity: capacity)
-            if wakeWriter { shard.thread.requestWakes.append(stream) }
+            // At once, not at the end of the pass: the producer refills while curl sends the rest.
+            if wakeWriter { stream.wakeWriter() }
             switch read {
             case .bytes(let count):
                 feed.sent += count

@@ -17,7 +17,9 @@ extension CurlSession {
             trailers = try await Self.trailers(from: source, for: request)
         }
         return TransferStreams(
-            response: streamedResponse ? ResponseStream(highWater: configuration.streamBufferSize) : nil,
+            response: streamedResponse ? ResponseStream(
+                    highWater: configuration.streamBufferSize,
+                    chunkLimit: min(max(configuration.receiveBufferSize, 1024), 10 * 1024 * 1024)) : nil,
             request: producer.map { RequestStream(length: $0.length, highWater: configuration.streamBufferSize) },
             requestReplayable: producer?.replayable ?? true, trailers: trailers, sendsTrailers: sendsTrailers)
     }
