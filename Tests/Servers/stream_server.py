@@ -833,8 +833,11 @@ class H2Server:
             threading.Thread(target=self.serve, args=(exchange,), daemon=True).start()
         elif isinstance(event, h2.events.DataReceived):
             stream = self.streams.get(event.stream_id)
+            # An empty DATA frame without END_STREAM is legal and carries nothing: an empty item would read
+            # as the body's end.
             if stream:
-                stream.data.put(event.data)
+                if event.data:
+                    stream.data.put(event.data)
                 padding = event.flow_controlled_length - len(event.data)
                 if padding:
                     self.h2.acknowledge_received_data(padding, event.stream_id)
