@@ -58,10 +58,10 @@ demo: deps
 BENCH_APT = nginx-light gcc valgrind binutils
 BENCH_SMOKE_APT = nginx-light gcc
 
-bench-deps: deps
+bench-deps: test-deps
 	@$(MAKE) --no-print-directory apt-packages PACKAGES="$(BENCH_APT)"
 
-bench-smoke-deps: deps
+bench-smoke-deps: test-deps
 	@$(MAKE) --no-print-directory apt-packages PACKAGES="$(BENCH_SMOKE_APT)"
 
 # Installs the listed Debian packages that are missing.

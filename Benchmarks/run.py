@@ -24,12 +24,19 @@ def free_port():
 PORT = free_port()
 TLS_PORT = free_port()
 H2_PORT = free_port()
+STREAM_PORT = None  # stream_server.py's, once started
 SMALL = '{"id":1,"name":"curlew","tags":["fast","safe"],"active":true,"score":99.5,"note":"small body for benches"}'
 INSTRUCTION_WORKLOADS = ["small-get-1", "json-16"]
 WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k", "queued-10k",
-             "https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume", "h2-get-64", "h2-500"]
+             "https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume", "h2-get-64", "h2-500",
+             "stream-download-256m", "stream-upload-256m", "h2-upload-slow-known", "h2-upload-slow-unknown"]
 H2_WORKLOADS = {"h2-get-64", "h2-500"}
-TLS_WORKLOADS = {"https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume"} | H2_WORKLOADS
+# Against Tests/Servers/stream_server.py over TLS (a server that reads request bodies at a set pace).
+STREAM_WORKLOADS = {"h2-upload-slow-known", "h2-upload-slow-unknown"}
+# Streamed workloads the peers sit out (their streaming APIs are not what this suite compares).
+STREAMING_ONLY = {"stream-download-256m", "stream-upload-256m"} | STREAM_WORKLOADS
+STREAMING_CLIENTS = {"curlew", "curlew-engine", "c-libcurl"}
+TLS_WORKLOADS = {"https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume"} | H2_WORKLOADS | STREAM_WORKLOADS
 # URLSession on Linux cannot trust a custom CA, so it sits the HTTPS workloads out.
 NO_TLS_CLIENTS = {"urlsession"}
 
@@ -76,6 +83,7 @@ http {{
     location = /users.json {{ default_type application/json; }}
     location = /big {{ default_type application/octet-stream; }}
     location = /post {{ client_body_buffer_size 64k; echo_read_request_body; echo ok; }}
+    location = /upload {{ client_max_body_size 0; default_type text/plain; return 200 'ok'; }}
     location = /slow {{ default_type application/json; echo_sleep 1; echo '{{"ok":true}}'; }}
     location = /fast {{ default_type application/json; echo '{{"ok":true}}'; }}
     location = /status {{ stub_status; }}
@@ -106,7 +114,17 @@ http {{
         f.write(conf)
     subprocess.run(["nginx", "-c", path, "-p", work], check=True)
     time.sleep(0.3)
-    return ca
+    return ca, cert, key
+
+
+def start_stream_server(cert, key):
+    """Tests/Servers/stream_server.py over TLS, for the slow-reading HTTP/2 upload workloads."""
+    global STREAM_PORT
+    script = os.path.join(ROOT, "Tests", "Servers", "stream_server.py")
+    process = subprocess.Popen([sys.executable, script, "--cert", cert, "--key", key], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    STREAM_PORT = json.loads(process.stdout.readline())["port"]
+    return process
 
 
 def stop_nginx(work):
@@ -156,15 +174,18 @@ def build(smoke, out):
 
 
 def run_one(command, workload, scale, env):
-    if workload in H2_WORKLOADS:
+    if workload in STREAM_WORKLOADS:
+        base = f"https://127.0.0.1:{STREAM_PORT}"
+    elif workload in H2_WORKLOADS:
         base = f"https://127.0.0.1:{H2_PORT}"
     elif workload in TLS_WORKLOADS:
         base = f"https://127.0.0.1:{TLS_PORT}"
     else:
         base = f"http://127.0.0.1:{PORT}"
-    before = accepts()
+    counts_connections = workload not in STREAM_WORKLOADS
+    before = accepts() if counts_connections else 0
     result = subprocess.run(command + [workload, base, str(scale)], capture_output=True, text=True, env=env, timeout=900)
-    after = accepts() - 1  # the status request itself
+    after = accepts() - 1 if counts_connections else 1  # the status request itself
     line = next((l for l in result.stdout.splitlines() if l.startswith("{")), None)
     if line is None:
         return {"valid": False, "first_error": (result.stderr or "no output").strip()[-300:]}
@@ -202,7 +223,7 @@ def instructions(command, env, out, workload="small-get-1", counts=(4000, 12000)
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--smoke", action="store_true", help="seconds, tiny counts, Curlew and C only")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(HERE, "out"))
     parser.add_argument("--no-callgrind", action="store_true")
     parser.add_argument("--report", action="store_true", help="rewrite BENCHMARKS.md and the chart from the last run's saved figures")
@@ -231,7 +252,9 @@ def main():
     env = dict(os.environ, BENCH_USERS_LENGTH=str(len(users_json())))
     results = {}
     invalid = []
-    env["BENCH_CA_FILE"] = start_nginx(work)
+    ca, cert, key = start_nginx(work)
+    env["BENCH_CA_FILE"] = ca
+    stream_server = start_stream_server(cert, key) if any(w in STREAM_WORKLOADS for w in workloads) else None
     try:
         clients = list(commands)
         for round_index in range(rounds):
@@ -241,6 +264,9 @@ def main():
                     if client == "c-libcurl" and workload == "json-16-decoded":
                         continue  # the C limit has no JSON decoder
                     if workload in TLS_WORKLOADS and client in NO_TLS_CLIENTS:
+                        continue
+                    # The peers, and a baseline built before these workloads existed, sit them out.
+                    if workload in STREAMING_ONLY and (client not in STREAMING_CLIENTS):
                         continue
                     figures = run_one(commands[client], workload, scale, env)
                     results.setdefault((workload, client), []).append(figures)
@@ -260,6 +286,8 @@ def main():
                     print(f"instructions per request, {workload}, {client}: {counts[(workload, client)]}", flush=True)
     finally:
         stop_nginx(work)
+        if stream_server:
+            stream_server.kill()
     if args.smoke:
         if invalid:
             print("benchmark smoke run FAILED:", invalid)
@@ -288,7 +316,7 @@ def draw_chart(chart, decoded, path):
     except ImportError:
         print("matplotlib not installed: chart not regenerated")
         return
-    names = [w for w in WORKLOADS if w != "json-16-decoded"]
+    names = [w for w in WORKLOADS if w != "json-16-decoded" and w not in STREAM_WORKLOADS]
     fig, (ax, right) = plt.subplots(1, 2, figsize=(13, 4.5), gridspec_kw={"width_ratios": [5, 1.3]})
     width = 0.8 / max(1, len(chart))
     for i, (client, values) in enumerate(sorted(chart.items())):
@@ -314,8 +342,8 @@ def median_of(runs, key):
 
 def table(results, clients, workloads):
     """Markdown rows: requests/s, ratios, latency, CPU (process and Curlew's loop thread), connections."""
-    lines = ["| workload | client | req/s (min–max) | × C limit | × async-http-client | p50 µs | p99 µs | CPU µs/req | loop CPU µs/req | peak RSS MiB | connections |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| workload | client | req/s (min–max) | × C limit | × async-http-client | MiB/s | p50 µs | p99 µs | CPU µs/req | CPU % | loop CPU µs/req | idle RSS MiB | peak RSS MiB | connections |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for workload in workloads:
         c_rps = median_of(results.get((workload, "c-libcurl"), []), "rps")[0]
         ahc_rps = median_of(results.get((workload, "async-http-client"), []), "rps")[0]
@@ -328,9 +356,14 @@ def table(results, clients, workloads):
                 lines.append(f"| {workload} | {client} | invalid | | | | | | | | |")
                 continue
             loop = median_of(runs, "loop_cpu_us_per_request")[0]
+            idle = median_of(runs, "idle_rss_kib")[0]
+            percent = median_of(runs, "cpu_percent")[0]
             cells = [f"{rps:,.0f} ({low:,.0f}–{high:,.0f})", f"{rps / c_rps:.2f}" if c_rps else "", f"{rps / ahc_rps:.2f}" if ahc_rps else "",
+                     f"{median_of(runs, 'mibps')[0]:,.1f}",
                      f"{median_of(runs, 'p50_us')[0]:,.0f}", f"{median_of(runs, 'p99_us')[0]:,.0f}",
-                     f"{median_of(runs, 'cpu_us_per_request')[0]:,.1f}", f"{loop:,.1f}" if loop is not None else "",
+                     f"{median_of(runs, 'cpu_us_per_request')[0]:,.1f}", f"{percent:,.1f}" if percent is not None else "",
+                     f"{loop:,.1f}" if loop is not None else "",
+                     f"{idle / 1024:,.1f}" if idle is not None else "",
                      f"{median_of(runs, 'peak_rss_kib')[0] / 1024:,.1f}", f"{median_of(runs, 'connections')[0]:,.0f}"]
             lines.append(f"| {workload} | {client} | " + " | ".join(cells) + " |")
     return lines
@@ -341,8 +374,8 @@ def write_report(results, counts, invalid, clients, rounds):
         subprocess.run(["curl", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     lines = ["# Benchmarks", "", f"Machine: {machine}  ", f"Date: {time.strftime('%Y-%m-%d')}  ",
              f"Command: `make bench` ({rounds} interleaved rounds; medians with min–max)", ""]
-    lines += ["| workload | client | req/s (min–max) | × C limit | × async-http-client | MiB/s | p50 µs | p99 µs | CPU µs/req | peak RSS MiB | connections |",
-              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines += ["| workload | client | req/s (min–max) | × C limit | × async-http-client | MiB/s | p50 µs | p99 µs | CPU µs/req | CPU % | idle RSS MiB | peak RSS MiB | connections |",
+              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     chart = {}
     decoded = {}
     for workload in WORKLOADS:
@@ -366,8 +399,12 @@ def write_report(results, counts, invalid, clients, rounds):
             p99 = median_of(runs, "p99_us")[0]
             cpu = median_of(runs, "cpu_us_per_request")[0]
             rss = median_of(runs, "peak_rss_kib")[0]
+            idle = median_of(runs, "idle_rss_kib")[0]
+            percent = median_of(runs, "cpu_percent")[0]
             conns = median_of(runs, "connections")[0]
-            lines.append(f"| {workload} | {client} | {rps:,.0f} ({low:,.0f}–{high:,.0f}) | {ratio_c} | {ratio_ahc} | {mib:,.1f} | {p50:,.0f} | {p99:,.0f} | {cpu:,.1f} | {rss / 1024:,.1f} | {conns:,.0f} |")
+            idle_cell = f"{idle / 1024:,.1f}" if idle is not None else ""
+            percent_cell = f"{percent:,.1f}" if percent is not None else ""
+            lines.append(f"| {workload} | {client} | {rps:,.0f} ({low:,.0f}–{high:,.0f}) | {ratio_c} | {ratio_ahc} | {mib:,.1f} | {p50:,.0f} | {p99:,.0f} | {cpu:,.1f} | {percent_cell} | {idle_cell} | {rss / 1024:,.1f} | {conns:,.0f} |")
     if counts:
         lines += ["", "## Instructions per request (callgrind: difference of runs at 4,000 and 12,000 requests; median of 3 for Curlew and C, one run for the peers)", "",
                   "| workload | client | instructions | × C limit |", "| --- | --- | ---: | ---: |"]

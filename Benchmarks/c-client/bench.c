@@ -13,11 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct { const char *name, *path, *method; long concurrency, requests, expected; int post; long connections; int tls, fresh, noresume, h2; } workload;
+typedef struct { const char *name, *path, *method; long concurrency, requests, expected; int post; long connections; int tls, fresh, noresume, h2, stream; long long upload; int upload_unknown; } workload;
 
 typedef struct {
     CURL *easy;
     long bytes;
+    /* Upload workloads: bytes handed to libcurl so far. */
+    long long sent;
     double started;
     /* The body is kept in memory, as every Swift client does: a buffer that grows by doubling. */
     char *body;
@@ -31,6 +33,29 @@ static unsigned char *registered, *wanted;
 static char post_body[4096];
 
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+
+static long long upload_total;
+static char upload_chunk[64 * 1024];
+
+/* Streamed download: the bytes are counted and dropped, as a streaming consumer does. */
+static size_t on_write_discard(char *p, size_t s, size_t n, void *u) {
+    (void)p;
+    ((slot *)u)->bytes += (long)(s * n);
+    return s * n;
+}
+
+/* Streamed upload: libcurl's buffer filled from a static chunk, as fast as libcurl asks. */
+static size_t on_read(char *buffer, size_t s, size_t n, void *u) {
+    slot *t = u;
+    size_t want = s * n;
+    long long left = upload_total - t->sent;
+    if (left <= 0) return 0;
+    if ((long long)want > left) want = (size_t)left;
+    if (want > sizeof upload_chunk) want = sizeof upload_chunk;
+    memcpy(buffer, upload_chunk, want);
+    t->sent += (long long)want;
+    return want;
+}
 
 static size_t on_write(char *p, size_t s, size_t n, void *u) {
     slot *t = u;
@@ -87,10 +112,25 @@ int main(int argc, char **argv) {
         /* HTTP/2 over TLS: ALPN h2, PIPEWAIT so a burst waits for the connection and multiplexes. */
         {"h2-get-64", "/small", "GET", 64, N(100000), 106, 0, 0, 1, 0, 0, 1},
         {"h2-500", "/small", "GET", 500, N(50000), 106, 0, 0, 1, 0, 0, 1},
+        /* Streamed bodies: a download counted and dropped; uploads through CURLOPT_READFUNCTION. */
+        {"stream-download-256m", "/big", "GET", 1, (long)(4 * scale) > 0 ? (long)(4 * scale) : 1, 256L * 1024 * 1024, 0, 0, 0, 0, 0, 0, 1},
+        {"stream-upload-256m", "/upload", "POST", 1, (long)(4 * scale) > 0 ? (long)(4 * scale) : 1, 2, 0, 0, 0, 0, 0, 0, 0, 256LL * 1024 * 1024},
+        {"h2-upload-slow-known", "/slow-read?rate=1048576", "POST", 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0},
+        {"h2-upload-slow-unknown", "/slow-read?rate=1048576", "POST", 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1},
     };
     workload *w = NULL;
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) if (!strcmp(all[i].name, argv[1])) w = &all[i];
     if (!w) { fprintf(stderr, "unknown workload %s\n", argv[1]); return 2; }
+    if (!strncmp(w->name, "h2-upload-slow", 14)) {
+        /* 20 MiB for the full run, 1 MiB for smoke runs (the Swift clients' figure). */
+        long long mib = (long long)(20 * (scale * 5 < 1 ? scale * 5 : 1));
+        if (mib < 1) mib = 1;
+        w->upload = mib << 20;
+        char reply[64];
+        w->expected = snprintf(reply, sizeof reply, "{\"received\": %lld}", w->upload);
+    }
+    upload_total = w->upload;
+    memset(upload_chunk, 'a', sizeof upload_chunk);
     char url[512]; snprintf(url, sizeof url, "%s%s", argv[2], w->path);
     const char *pattern = "{\"k\":\"0123456789abcdef\"},";
     for (size_t i = 0; i < sizeof post_body; i++) post_body[i] = pattern[i % strlen(pattern)];
@@ -106,7 +146,8 @@ int main(int argc, char **argv) {
     curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, on_timer);
     registered = calloc(1 << 20, 1); wanted = calloc(1 << 20, 1);
     epfd = epoll_create1(EPOLL_CLOEXEC);
-    struct curl_slist *headers = w->post ? curl_slist_append(curl_slist_append(NULL, "Content-Type: application/json"), "Expect:") : NULL;
+    struct curl_slist *headers = w->post ? curl_slist_append(curl_slist_append(NULL, "Content-Type: application/json"), "Expect:")
+        : w->upload ? curl_slist_append(curl_slist_append(NULL, "Content-Type: application/octet-stream"), "Expect:") : NULL;
     /* A new connection per request: the server closes after answering. */
     if (w->fresh) headers = curl_slist_append(headers, "Connection: close");
     /* Trust: the CA file alone (libcurl's CA store cache works), or with BENCH_C_TRUST=debian the way
@@ -116,6 +157,9 @@ int main(int argc, char **argv) {
     CURLSH *share = curl_share_init();
     curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
 
+    long idle_rss = 0; FILE *idle = fopen("/proc/self/status", "r"); char idle_line[256];
+    while (idle && fgets(idle_line, sizeof idle_line, idle)) if (!strncmp(idle_line, "VmRSS:", 6)) idle_rss = atol(idle_line + 6);
+    if (idle) fclose(idle);
     double *latencies = calloc((size_t)w->requests, sizeof(double));
     slot *slots = calloc((size_t)w->concurrency, sizeof(slot));
     long started = 0, completed = 0, errors = 0;
@@ -126,7 +170,7 @@ int main(int argc, char **argv) {
         slots[i].easy = e;
         curl_easy_setopt(e, CURLOPT_URL, url);
         curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, w->stream ? on_write_discard : on_write);
         curl_easy_setopt(e, CURLOPT_WRITEDATA, &slots[i]);
         curl_easy_setopt(e, CURLOPT_PRIVATE, &slots[i]);
         curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close);
@@ -141,6 +185,12 @@ int main(int argc, char **argv) {
         }
         if (headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
         if (w->post) { curl_easy_setopt(e, CURLOPT_POSTFIELDS, post_body); curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)sizeof post_body); }
+        if (w->upload) {
+            curl_easy_setopt(e, CURLOPT_POST, 1L);
+            curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
+            curl_easy_setopt(e, CURLOPT_READDATA, &slots[i]);
+            curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, w->upload_unknown ? (curl_off_t)-1 : (curl_off_t)w->upload);
+        }
         slots[i].started = now();
         curl_multi_add_handle(multi, e);
         started++;
@@ -166,7 +216,7 @@ int main(int argc, char **argv) {
             latencies[completed++] = now() - s->started;
             CURL *e = m->easy_handle;
             curl_multi_remove_handle(multi, e);
-            free(s->body); s->body = NULL; s->capacity = 0; s->bytes = 0; /* handed to the caller */
+            free(s->body); s->body = NULL; s->capacity = 0; s->bytes = 0; s->sent = 0; /* handed to the caller */
             if (started < w->requests) { s->started = now(); curl_multi_add_handle(multi, e); started++; }
         }
     }
@@ -177,7 +227,7 @@ int main(int argc, char **argv) {
     long rss = 0; FILE *f = fopen("/proc/self/status", "r"); char line[256];
     while (f && fgets(line, sizeof line, f)) if (!strncmp(line, "VmHWM:", 6)) rss = atol(line + 6);
     if (f) fclose(f);
-    printf("{\"client\":\"c-libcurl\",\"cpu_us_per_request\":%.3f,\"errors\":%ld,\"first_error\":\"\",\"mibps\":%.3f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"peak_rss_kib\":%ld,\"requests\":%ld,\"rps\":%.3f,\"seconds\":%.6f,\"workload\":\"%s\"}\n",
-           cpu * 1e6 / completed, errors, (double)completed * w->expected / seconds / 1048576, latencies[completed / 2] * 1e6, latencies[(long)(completed * 0.99)] * 1e6, rss, completed, completed / seconds, seconds, w->name);
+    printf("{\"client\":\"c-libcurl\",\"cpu_us_per_request\":%.3f,\"cpu_percent\":%.3f,\"idle_rss_kib\":%ld,\"errors\":%ld,\"first_error\":\"\",\"mibps\":%.3f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"peak_rss_kib\":%ld,\"requests\":%ld,\"rps\":%.3f,\"seconds\":%.6f,\"workload\":\"%s\"}\n",
+           cpu * 1e6 / completed, cpu / seconds * 100, idle_rss, errors, (double)completed * (w->expected + w->upload) / seconds / 1048576, latencies[completed / 2] * 1e6, latencies[(long)(completed * 0.99)] * 1e6, rss, completed, completed / seconds, seconds, w->name);
     return errors ? 1 : 0;
 }

@@ -29,6 +29,7 @@ public struct BenchClient: Sendable {
 /// one JSON line.
 public func runWorkload(client: String, workload: Workload, benchClient: BenchClient) async -> Bool {
     let perform = benchClient.perform
+    let idleRSS = currentRSSKiB()
     let clock = ContinuousClock()
     let usageBefore = cpuSeconds()
     let start = clock.now
@@ -75,9 +76,11 @@ public func runWorkload(client: String, workload: Workload, benchClient: BenchCl
     let figures: [(String, String)] = [
         ("client", json(client)), ("workload", json(workload.name)), ("requests", "\(workload.requests)"),
         ("errors", "\(errors)"), ("seconds", "\(seconds)"), ("rps", "\(Double(workload.requests) / seconds)"),
-        ("mibps", "\(Double(workload.requests * workload.expectedBytes) / seconds / 1_048_576)"),
+        // Bytes moved either way: the uploads' bodies count too.
+        ("mibps", "\(Double(workload.requests * (workload.expectedBytes + (workload.uploadBytes ?? 0))) / seconds / 1_048_576)"),
         ("p50_us", "\(histogram.valueAtPercentile(50))"), ("p99_us", "\(histogram.valueAtPercentile(99))"),
         ("cpu_us_per_request", "\(cpu * 1e6 / Double(workload.requests))"), ("peak_rss_kib", "\(peakRSSKiB())"),
+        ("idle_rss_kib", "\(idleRSS)"), ("cpu_percent", "\(cpu / seconds * 100)"),
         ("first_error", json(firstError ?? "")),
     ] + (benchClient.extraFigures?(workload.requests) ?? [])
     writeLine("{" + figures.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}", to: 1)
@@ -93,12 +96,22 @@ public func cpuSeconds() -> Double {
 
 /// Peak resident set size (VmHWM).
 public func peakRSSKiB() -> Int {
+    statusFigure("VmHWM:")
+}
+
+/// Resident set size now (VmRSS): the client set up, before its first request.
+public func currentRSSKiB() -> Int {
+    statusFigure("VmRSS:")
+}
+
+/// A kB figure of /proc/self/status.
+func statusFigure(_ prefix: String) -> Int {
     guard let file = fopen("/proc/self/status", "r") else { return 0 }
     defer { fclose(file) }
     var line = [CChar](repeating: 0, count: 256)
     while fgets(&line, Int32(line.count), file) != nil {
         let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if text.hasPrefix("VmHWM:") {
+        if text.hasPrefix(prefix) {
             return Int(text.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0
         }
     }

@@ -26,6 +26,14 @@ public struct Workload: Sendable {
     public var resumption = true
     /// HTTP/2 (ALPN h2, multiplexed).
     public var http2 = false
+    /// The response is read as it arrives and dropped chunk by chunk, never collected.
+    public var streamsResponse = false
+    /// A request body of this many bytes, produced while the request runs (64 KiB at a time).
+    public var uploadBytes: Int? = nil
+    /// Whether the produced body's length is declared (sent as `Content-Length`); else chunked (HTTP/1.1).
+    public var uploadLengthKnown = true
+    /// Against the streaming test server (`stream_server.py` over TLS), not nginx.
+    public var streamServer = false
 
     /// The suite's workloads; `scale` shrinks request counts (smoke runs use a tiny scale).
     public static func all(scale: Double) -> [Workload] {
@@ -48,7 +56,20 @@ public struct Workload: Sendable {
             // HTTP/2 over TLS (the server offers h2 through ALPN): every client multiplexes.
             Workload(name: "h2-get-64", path: "/small", method: "GET", concurrency: 64, requests: count(100_000), expectedBytes: BenchPayloads.smallLength, body: nil, decode: false, tls: true, http2: true),
             Workload(name: "h2-500", path: "/small", method: "GET", concurrency: 500, requests: count(50_000), expectedBytes: BenchPayloads.smallLength, body: nil, decode: false, tls: true, http2: true),
+            // The 256 MiB file read as a stream and dropped: memory stays flat.
+            Workload(name: "stream-download-256m", path: "/big", method: "GET", concurrency: 1, requests: max(1, Int(4 * scale)), expectedBytes: BenchPayloads.bigLength, body: nil, decode: false, streamsResponse: true),
+            // 256 MiB produced while it is sent; nginx discards it and answers `ok`.
+            Workload(name: "stream-upload-256m", path: "/upload", method: "POST", concurrency: 1, requests: max(1, Int(4 * scale)), expectedBytes: 2, body: nil, decode: false, uploadBytes: BenchPayloads.bigLength),
+            // HTTP/2 uploads to a server that reads 1 MiB/s (about 20 s each): the client's CPU while the
+            // flow-control window keeps it waiting.
+            Workload(name: "h2-upload-slow-known", path: "/slow-read?rate=1048576", method: "POST", concurrency: 1, requests: 1, expectedBytes: BenchPayloads.slowReadReplyLength(slowUpload(scale)), body: nil, decode: false, tls: true, http2: true, uploadBytes: slowUpload(scale), streamServer: true),
+            Workload(name: "h2-upload-slow-unknown", path: "/slow-read?rate=1048576", method: "POST", concurrency: 1, requests: 1, expectedBytes: BenchPayloads.slowReadReplyLength(slowUpload(scale)), body: nil, decode: false, tls: true, http2: true, uploadBytes: slowUpload(scale), uploadLengthKnown: false, streamServer: true),
         ]
+    }
+
+    /// 20 MiB for the full run (20 s at 1 MiB/s), 1 MiB for smoke runs.
+    static func slowUpload(_ scale: Double) -> Int {
+        max(1 << 20, Int(Double(20 << 20) * min(1, scale * 5)) / (1 << 20) * (1 << 20))
     }
 
     public static func named(_ name: String, scale: Double) -> Workload? {
@@ -72,6 +93,10 @@ public enum BenchPayloads {
     public static let smallLength = 106
     public static let usersLength = getenv("BENCH_USERS_LENGTH").flatMap { Int(String(cString: $0)) } ?? 0
     public static let bigLength = 256 * 1024 * 1024
+    /// The length of `/slow-read`'s answer, `{"received": N}`.
+    public static func slowReadReplyLength(_ received: Int) -> Int {
+        "{\"received\": \(received)}".utf8.count
+    }
     /// The CA certificate every client trusts for the HTTPS workloads.
     public static let caFile = getenv("BENCH_CA_FILE").map { String(cString: $0) } ?? ""
 }

@@ -20,6 +20,27 @@ struct BenchTarget: TargetType {
     }
 }
 
+/// A body of `count` bytes produced while the request runs, one 64 KiB array written again and again
+/// (kept without copying until libcurl takes it).
+func producedBody(_ count: Int, lengthKnown: Bool) -> RequestBody {
+    let chunk = [UInt8](repeating: 0x61, count: 64 * 1024)
+    return .stream(length: lengthKnown ? count : nil, replayable: true) { writer in
+        var left = count
+        while left > 0 {
+            let take = min(left, chunk.count)
+            try await writer.write(take == chunk.count ? chunk[...] : chunk[..<take])
+            left -= take
+        }
+    }
+}
+
+/// Reads a streamed body to its end, dropping each chunk; returns the bytes seen.
+func drain(_ body: ResponseBody) async throws -> Int {
+    var count = 0
+    for try await chunk in body { count += chunk.count }
+    return count
+}
+
 func makeSession(_ workload: Workload) throws -> CurlSession {
     var configuration = SessionConfiguration()
     configuration.maxResponseBodySize = 512 * 1024 * 1024
@@ -62,6 +83,25 @@ benchMain(clients: [
         let target = BenchTarget(
             baseURL: url, path: workload.path, method: HTTPMethod(workload.method) ?? .get, body: workload.body,
             closesConnection: workload.newConnections)
+        if workload.streamsResponse {
+            return BenchClient({
+                try await provider.stream(target) { response, body in
+                    guard response.statusCode == 200 else { throw BenchFailure("status \(response.statusCode)") }
+                    return try await drain(body)
+                }
+            }, extraFigures: loopFigures(session))
+        }
+        if let upload = workload.uploadBytes {
+            // Through the engine's request type: a target's tasks carry no produced bodies yet.
+            var request = TransportRequest(url: base + workload.path, method: .post, body: producedBody(upload, lengthKnown: workload.uploadLengthKnown))
+            request.headerFields[.contentType] = "application/octet-stream"
+            let uploadRequest = request
+            return BenchClient({
+                let response = try await session.execute(uploadRequest)
+                guard response.status.code == 200 else { throw BenchFailure("status \(response.status.code)") }
+                return response.body.count
+            }, extraFigures: loopFigures(session))
+        }
         if workload.decode {
             return BenchClient({
                 let result = try await provider.request(target, as: [BenchUser].self)
@@ -80,10 +120,19 @@ benchMain(clients: [
         var fields = HTTPFields()
         if workload.body != nil { fields[.contentType] = "application/json" }
         if workload.newConnections { fields[.connection] = "close" }
+        let body = workload.uploadBytes.map { producedBody($0, lengthKnown: workload.uploadLengthKnown) } ?? workload.body.map { .bytes($0) }
+        if workload.uploadBytes != nil { fields[.contentType] = "application/octet-stream" }
         let request = TransportRequest(
-            url: base + workload.path, method: HTTPRequest.Method(workload.method) ?? .get, headerFields: fields,
-            body: workload.body.map { .bytes($0) })
+            url: base + workload.path, method: HTTPRequest.Method(workload.method) ?? .get, headerFields: fields, body: body)
         let decode = workload.decode
+        if workload.streamsResponse {
+            return BenchClient({
+                try await session.perform(request) { head, body in
+                    guard head.status.code == 200 else { throw BenchFailure("status \(head.status.code)") }
+                    return try await drain(body)
+                }
+            }, extraFigures: loopFigures(session))
+        }
         return BenchClient({
             let response = try await session.execute(request)
             guard response.status.code == 200 else { throw BenchFailure("status \(response.status.code)") }
