@@ -103,15 +103,31 @@ final class ConnectionHandler: ChannelInboundHandler {
             await end(channel, ending)
         case .drip(let head, let chunk, let interval, let count, let ending):
             await write(head, on: channel)
-            for _ in 0..<count {
-                try? await Task.sleep(for: interval)
-                guard channel.isActive else { return }
-                await write(chunk, on: channel)
-            }
+            guard await drip(chunk, every: interval, count: count, on: channel) else { return }
             await end(channel, ending)
         case .hang:
             return
         }
+    }
+
+    /// Writes `chunk` `count` times, `interval` apart, paced by the channel's event loop rather than the
+    /// task pool, so a busy pool in the process under test never holds the drips back. Returns whether
+    /// every chunk was written (false once the connection closed).
+    private static func drip(_ chunk: [UInt8], every interval: Duration, count: Int, on channel: any Channel) async -> Bool {
+        let loop = channel.eventLoop
+        let done = loop.makePromise(of: Bool.self)
+        let (seconds, attoseconds) = interval.components
+        let delay = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        @Sendable func next(_ remaining: Int) {
+            guard remaining > 0 else { return done.succeed(true) }
+            _ = loop.scheduleTask(in: delay) {
+                guard channel.isActive else { return done.succeed(false) }
+                channel.writeAndFlush(ByteBuffer(bytes: chunk), promise: nil)
+                next(remaining - 1)
+            }
+        }
+        loop.execute { next(count) }
+        return (try? await done.futureResult.get()) ?? false
     }
 
     private static func write(_ bytes: [UInt8], on channel: any Channel) async {

@@ -271,10 +271,16 @@ private let hostEcho: LocalHTTPServer.Handler = { request in .text("host \(reque
 
     @Test(arguments: [Limit.maxLifetime, .maxIdleTime])
     func aConnectionWithinItsLimitIsReused(limit: Limit) async throws {
-        // Half a second into a 10 s limit: only a machine that stalls this test for over 9 s could
-        // make the second request find the connection retired.
-        let (connections, apart) = try await connectionsForTwoRequests(limit, seconds: 10, gap: .milliseconds(500))
-        #expect(connections == 1, "\(limit) = 10 s, second request \(apart) after the first")
+        // Half a second into a 10 s limit. A machine that stalls this test past the limit (the thread
+        // sanitizer's run has held a 0.5 s sleep back for 15 s) has not tried the case: it is tried again.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let (connections, apart) = try await connectionsForTwoRequests(limit, seconds: 10, gap: .milliseconds(500))
+            if apart >= .seconds(9), attempt < 3 { continue }
+            #expect(connections == 1, "\(limit) = 10 s, second request \(apart) after the first (attempt \(attempt))")
+            break
+        }
     }
 
     @Test(arguments: [Limit.maxLifetime, .maxIdleTime])
