@@ -16,7 +16,7 @@ public import HTTPTypes
 ///   produced by your code while the request runs, with backpressure: a write waits while the engine's
 ///   buffer is full. A stream of unknown length is sent chunked over HTTP/1.1.
 ///
-/// Any body can carry trailer fields (``trailers(_:)``), sent after its last byte.
+/// Any body can carry trailer fields (``trailers(_:)-(HTTPFields)``), sent after its last byte.
 ///
 /// Bodies in memory and files can be sent again (after a 307 or 308 redirect, or when libcurl retries a
 /// request whose reused connection turned out dead); a stream can when it is ``isReplayable``.
@@ -113,7 +113,7 @@ public struct RequestBody: Sendable, Hashable {
         RequestBody(storage: storage, trailers: TrailerSource(makeTrailers))
     }
 
-    /// This body followed by these trailer fields, sent after its last byte (see ``trailers(_:)``).
+    /// This body followed by these trailer fields, sent after its last byte (see ``trailers(_:)-(()->HTTPFields)``).
     ///
     /// - Parameter fields: The fields; refused when the request is sent (``TransportError/Code/invalidHeader``)
     ///   if one frames, routes, authenticates or describes the content of the message.

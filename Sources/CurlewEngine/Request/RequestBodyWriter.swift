@@ -24,7 +24,7 @@ public struct RequestBodyWriter: Sendable {
 
     /// Writes the UTF-8 bytes of `string`.
     ///
-    /// - Throws: As ``write(_:)-(Collection<UInt8>&Sendable)``.
+    /// - Throws: As ``write(_:)-(Collection<UInt8>Sendable)``.
     public func write(_ string: String) async throws(TransportError) {
         try await write(ArraySlice(string.utf8))
     }
