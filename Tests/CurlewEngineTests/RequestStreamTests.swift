@@ -9,7 +9,9 @@ private func read(_ stream: RequestStream, capacity: Int = 8) -> (RequestStream.
     var buffer = [UInt8](repeating: 0, count: capacity)
     let result = buffer.withUnsafeMutableBytes { bytes -> RequestStream.Read in
         guard let base = bytes.baseAddress else { return .failed }
-        return stream.read(into: base, capacity: capacity).0
+        let (read, writer) = stream.read(into: base, capacity: capacity)
+        writer?.resume()
+        return read
     }
     if case .bytes(let count) = result { return (result, Array(buffer[..<count])) }
     return (result, [])

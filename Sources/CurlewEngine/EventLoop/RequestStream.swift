@@ -43,9 +43,8 @@ final class RequestStream: Sendable {
         var resumeAsked = false
         /// The exchange is over: writes fail, nothing more is taken.
         var closed = false
-        /// The producer waiting for room, and whether the read callback is about to resume it.
+        /// The producer waiting for room.
         var writer: UnsafeContinuation<Void, Never>?
-        var writerWakePending = false
         /// The producer of a finished generation waiting to be told to run again (or that it is over).
         var idle: UnsafeContinuation<Void, Never>?
     }
@@ -179,11 +178,12 @@ final class RequestStream: Sendable {
     // MARK: Loop side
 
     /// Copies up to `capacity` bytes into `buffer` for curl's read callback. Returns what to tell curl and
-    /// whether a producer waiting for room is to be woken (at once: it refills while curl sends).
-    func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> (Read, wakeWriter: Bool) {
+    /// the producer waiting for room, now that there is some: the caller resumes it at once, so it refills
+    /// while curl sends.
+    func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> (Read, writer: UnsafeContinuation<Void, Never>?) {
         state.withLock { state in
-            if state.closed { return (.failed, false) }
-            if state.failure != nil { return (.failed, false) }
+            if state.closed { return (.failed, nil) }
+            if state.failure != nil { return (.failed, nil) }
             var copied = 0
             // A stream of declared length keeps its last byte back until its producer has returned: only
             // then is the length known to be right, and curl, once it has every byte, ends the upload.
@@ -214,16 +214,16 @@ final class RequestStream: Sendable {
             }
             state.held -= copied
             state.taken += copied
-            var wake = false
-            if state.writer != nil, !state.writerWakePending, state.held < highWater / 2 {
-                state.writerWakePending = true
-                wake = true
+            var writer: UnsafeContinuation<Void, Never>?
+            if state.held < highWater / 2 {
+                writer = state.writer
+                state.writer = nil
             }
-            if copied > 0 { return (.bytes(copied), wake) }
-            if state.finished { return (.end, wake) }
+            if copied > 0 { return (.bytes(copied), writer) }
+            if state.finished { return (.end, writer) }
             state.loopWaits = true
             state.resumeAsked = false
-            return (.wait, wake)
+            return (.wait, writer)
         }
     }
 
@@ -233,16 +233,6 @@ final class RequestStream: Sendable {
             state.loopWaits = false
             state.resumeAsked = false
         }
-    }
-
-    /// Resumes a producer the read callback made room for.
-    func wakeWriter() {
-        let writer = state.withLock { state -> UnsafeContinuation<Void, Never>? in
-            state.writerWakePending = false
-            defer { state.writer = nil }
-            return state.writer
-        }
-        writer?.resume()
     }
 
     /// Why the body failed, if it did.
@@ -278,7 +268,6 @@ final class RequestStream: Sendable {
             if let idle = state.idle { waiting.append(idle) }
             state.writer = nil
             state.idle = nil
-            state.writerWakePending = false
             return (true, waiting)
         }
     }

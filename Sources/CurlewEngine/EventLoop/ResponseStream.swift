@@ -21,8 +21,8 @@ final class ResponseStream: Sendable {
         case failed(TransportError)
     }
 
-    /// When the consumer is to be resumed after a delivery.
-    enum Wake: Equatable {
+    /// When the consumer is to be resumed after a delivery (ordered: the later case wins).
+    enum Wake: Int, Comparable {
         /// It is running, or a resumption is already on its way.
         case none
         /// At the end of the loop's pass, once for everything the pass delivered.
@@ -30,6 +30,8 @@ final class ResponseStream: Sendable {
         /// At once: half the mark is held, so the consumer drains while curl keeps reading instead of
         /// the stream filling up and pausing.
         case now
+
+        static func < (lhs: Wake, rhs: Wake) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
     /// What the consumer gets next.

@@ -46,7 +46,7 @@ extension TransferContext {
         case .chunked(var decoder):
             var trailerFailure = false
             let event = decoder.decode(
-                bytes, data: { piece in wake = Self.stronger(wake, response.append(piece)) },
+                bytes, data: { piece in wake = max(wake, response.append(piece)) },
                 trailer: { line in
                     // Counted against the head limit, as libcurl's own trailers are.
                     if case .failure = head.consume(line) { trailerFailure = true }
@@ -83,10 +83,6 @@ extension TransferContext {
         return bytes.count
     }
 
-    private static func stronger(_ a: ResponseStream.Wake, _ b: ResponseStream.Wake) -> ResponseStream.Wake {
-        a == .now || b == .now ? .now : a == .endOfPass || b == .endOfPass ? .endOfPass : .none
-    }
-
     /// Over HTTP/2, trailer lines arrive when the stream closes: the body has ended, which the consumer
     /// learns at the end of this pass (the lines come one call each).
     func noteStreamedTrailer() {
@@ -119,9 +115,9 @@ extension TransferContext {
         case .file(let descriptor, let region):
             return readFile(descriptor, region, feed: &feed, into: buffer, capacity: capacity)
         case .stream(let stream, _):
-            let (read, wakeWriter) = stream.read(into: buffer, capacity: capacity)
+            let (read, writer) = stream.read(into: buffer, capacity: capacity)
             // At once, not at the end of the pass: the producer refills while curl sends the rest.
-            if wakeWriter { stream.wakeWriter() }
+            writer?.resume()
             switch read {
             case .bytes(let count):
                 feed.sent += count
