@@ -56,8 +56,21 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
 @Suite struct StreamedRequestTests {
     /// The server answers 401 after 64 KiB of an endless upload: the answer is delivered, nothing is
     /// resent, and the producer is cancelled.
+    ///
+    /// Known issue: over HTTP/2, under the thread sanitizer, some runs stall until the idle timeout (not
+    /// yet diagnosed, like speak-interleaved's). Only that symptom is tolerated.
     @Test(arguments: Wire.allCases)
     func anEarlyAnswerDuringAnUploadIsDelivered(wire: Wire) async throws {
+        guard wire == .http2 else { return try await earlyAnswer(wire: wire) }
+        try await withKnownIssue("HTTP/2 early answer during an upload can stall until the idle timeout", isIntermittent: true) {
+            try await earlyAnswer(wire: wire)
+        } matching: { issue in
+            guard let error = issue.error as? TransportError else { return false }
+            return error.code == .timedOut && error.timeout == .idle
+        }
+    }
+
+    private func earlyAnswer(wire: Wire) async throws {
         try await withStreamServerAndSession(wire) { server, session in
             let log = ProducerLog()
             let body = RequestBody.stream { writer in
