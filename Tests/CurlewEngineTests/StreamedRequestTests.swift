@@ -55,18 +55,44 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
 
 @Suite struct StreamedRequestTests {
     /// The server answers 401 after 64 KiB of an endless upload: the answer is delivered, nothing is
-    /// resent, and the producer is cancelled.
-    ///
-    /// Known issue: over HTTP/2, under the thread sanitizer, some runs stall until the idle timeout (not
-    /// yet diagnosed, like speak-interleaved's). Only that symptom is tolerated.
+    /// resent, and the producer is cancelled. Then the same request on the same connection: over HTTP/2
+    /// it only gets through because the server gave back the window of the bytes the first left unread.
     @Test(arguments: Wire.allCases)
     func anEarlyAnswerDuringAnUploadIsDelivered(wire: Wire) async throws {
-        guard wire == .http2 else { return try await earlyAnswer(wire: wire) }
-        try await withKnownIssue("HTTP/2 early answer during an upload can stall until the idle timeout", isIntermittent: true) {
-            try await earlyAnswer(wire: wire)
-        } matching: { issue in
-            guard let error = issue.error as? TransportError else { return false }
-            return error.code == .timedOut && error.timeout == .idle
+        try await earlyAnswer(wire: wire)
+    }
+
+    /// Over HTTP/2 the response, without a length, ends (the server's END_STREAM) before the request body
+    /// does: once the producer returns, the exchange completes at once. libcurl 7.88 sees such a stream
+    /// close inside its send path and would leave the transfer running until the idle timeout; the
+    /// engine has curl run it once more after the body's end.
+    @Test func theExchangeCompletesWhenTheBodyEndsAfterTheResponse() async throws {
+        try await withStreamServerAndSession(.http2, configure: { $0.idleTimeout = .seconds(30) }) { server, session in
+            let (proceed, go) = AsyncStream<Void>.makeStream()
+            let body = RequestBody.stream { writer in
+                try await writer.write("first")
+                for await _ in proceed { return }
+            }
+            let request = TransportRequest(url: server.url("/early?status=200&length=none"), method: .post, body: body)
+            let (text, completed, ended) = try await session.perform(request) { head, body in
+                #expect(head.status.code == 200)
+                // Without a length the body's end shows only when the exchange ends: read the answer's
+                // bytes, then end the request body.
+                var iterator = body.makeAsyncIterator()
+                var text = ""
+                while text.utf8.count < 9, let chunk = try await iterator.next() { text += String(decoding: chunk, as: UTF8.self) }
+                let before = session.statistics.completedTransfers
+                go.yield()
+                let completed = await eventually(within: 20) { session.statistics.completedTransfers == before + 1 }
+                let end = try await iterator.next()
+                return (text, completed, end == nil)
+            }
+            #expect(text == "early 200")
+            #expect(completed)
+            #expect(ended)
+            #expect(session.statistics.activeTransfers == 0)
+            #expect(session.statistics.failedTransfers == 0)
+            #expect(session.statistics.cancelledTransfers == 0)
         }
     }
 
@@ -101,8 +127,9 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
 
     /// RFC 9113 §8.1 lets an HTTP/2 server end the request side with RST_STREAM NO_ERROR after a complete
     /// early answer. When both arrive in one read, libcurl 7.88 drops the answer and fails the transfer
-    /// (the `curl` tool exits with 92 and no status): the request fails with `streamReset`. Pinned here so
-    /// that a libcurl that handles it shows up.
+    /// (the `curl` tool exits with 92 and no status): the request fails with `streamReset`. The server
+    /// sends both in one write, but a loaded machine may still read them apart, and then the answer is
+    /// delivered. Either way the outcome is exact: never a hang, another error or a wrong answer.
     @Test func anHTTP2EarlyAnswerWithAResetIsLostByLibcurl() async throws {
         try await withStreamServerAndSession(.http2) { server, session in
             let body = RequestBody.stream { writer in
@@ -110,9 +137,14 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
                 while true { try await writer.write(chunk) }
             }
             let request = TransportRequest(url: server.url("/early?status=401&read=65536&reset=1"), method: .put, body: body)
-            let error = await transportError { try await session.execute(request) }
-            #expect(error?.code == .streamReset)
-            #expect(error?.curlCode == 92)
+            do {
+                let response = try await session.execute(request)
+                #expect(response.status.code == 401)
+                #expect(response.body.text == "early 401")
+            } catch let error as TransportError {
+                #expect(error.code == .streamReset)
+                #expect(error.curlCode == 92)
+            }
         }
     }
 

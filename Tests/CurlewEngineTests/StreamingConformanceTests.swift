@@ -66,22 +66,9 @@ import Testing
     /// libcurl 7.88 reports the end of a response that has neither a length nor trailers only when the
     /// whole exchange ends (see the Streaming article). Over HTTP/1.1 the engine reads the chunked
     /// framing itself and sees the end at once.
-    ///
-    /// Known issue: over HTTP/2, on a loaded machine, about one run in ten stalls until the idle timeout
-    /// (not yet diagnosed; seen with two busy loops on the 2 cores). Only that symptom is tolerated; any
-    /// other failure still fails the test.
     @Test(arguments: Wire.allCases)
     func speakInterleaved(wire: Wire) async throws {
-        if wire == .http2 {
-            try await withKnownIssue("HTTP/2 speak-interleaved can stall until the idle timeout under load", isIntermittent: true) {
-                try await speak(wire: wire)
-            } matching: { issue in
-                guard let error = issue.error as? TransportError else { return false }
-                return error.code == .timedOut && error.timeout == .idle
-            }
-        } else {
-            try await speak(wire: wire)
-        }
+        try await speak(wire: wire)
     }
 
     private func speak(wire: Wire) async throws {

@@ -15,7 +15,8 @@ Threads and blocking sockets, so that counts are exact and pacing simple: one th
 own). Every write counts the bytes the kernel accepted (for TLS: the plaintext handed to the TLS layer,
 about 0.2% less than what goes on the wire). Request bodies are read as the route asks for them: over
 HTTP/2 the flow-control window is given back only for bytes the route has read, so a slow route slows
-the client down.
+the client down; once the route has answered, what it left unread is dropped and its window given back,
+as real servers do.
 
 On start it prints exactly one line, `{"port": N}`, to stdout. It exits when stdin reaches end of file
 (so a test process that dies never leaves it running), on SIGTERM, or on SIGINT. Each line `stats`
@@ -47,11 +48,12 @@ Routes (the same over both protocols):
         "protocol": "h2" | "http/1.1"}. With drop-once=T, the first such request that arrives on a
         connection that already served one is read completely and then its connection is closed without
         an answer; later requests with the tag are answered.
-    POST /early?status=S[&read=K][&reset=1]
+    POST /early?status=S[&read=K][&reset=1][&length=none]
         Reads K bytes of the body (default 0), answers S (default 401) with body `early S` and
-        Content-Length, without reading the rest. HTTP/1.1: then reads and drops the rest for up to
-        2 s and closes the connection. HTTP/2: ends the response stream and reads no more; with
-        reset=1 also resets the request side with NO_ERROR, in the same write as the answer.
+        Content-Length (none with length=none), without reading the rest. HTTP/1.1: then reads and
+        drops the rest for up to 2 s and closes the connection. HTTP/2: ends the response stream and
+        drops what else arrives; with reset=1 also resets the request side with NO_ERROR, in the same
+        write as the answer.
     ANY /redirect?status=S&to=PATH[&read=0]
         Reads the body (unless read=0) and answers S (default 307) with Location: PATH.
     POST /slow-read?rate=B[&tag=T]
@@ -369,7 +371,13 @@ def route_early(exchange, query):
         if not data:
             break
         got += len(data)
-    exchange.respond(status, [("content-type", "text/plain")], f"early {status}".encode())
+    body = f"early {status}".encode()
+    if query.get("length") == "none":
+        exchange.send_head(status, [("content-type", "text/plain")])
+        exchange.write(body)
+        exchange.finish()
+    else:
+        exchange.respond(status, [("content-type", "text/plain")], body)
     exchange.after_early_answer()
 
 
@@ -619,6 +627,8 @@ class H2Stream:
         self.data = queue.Queue()
         self.window_open = threading.Condition()
         self.ended = False
+        # The route is over: what arrives for it is dropped and its window given back at once.
+        self.discarding = False
 
 
 class H2Exchange:
@@ -833,6 +843,12 @@ class H2Server:
             threading.Thread(target=self.serve, args=(exchange,), daemon=True).start()
         elif isinstance(event, h2.events.DataReceived):
             stream = self.streams.get(event.stream_id)
+            if stream is None or stream.discarding:
+                # As real servers do: bytes no route will read still give the connection its window back,
+                # or one abandoned upload would starve every later stream on the connection.
+                if event.flow_controlled_length:
+                    self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                return
             # An empty DATA frame without END_STREAM is legal and carries nothing: an empty item would read
             # as the body's end.
             if stream:
@@ -863,10 +879,34 @@ class H2Server:
             route(exchange)
             if not exchange.finished:
                 exchange.finish()
+            self.discard(exchange)
         except Dropped:
             self.connection.close()
         except (OSError, h2.exceptions.ProtocolError, h2.exceptions.StreamClosedError) as error:
             log(f"h2 stream {exchange.stream_id}: {error}")
+
+    def discard(self, exchange):
+        """The route has answered: the body bytes it left unread are dropped and their window given back."""
+        with self.lock:
+            stream = self.streams.get(exchange.stream_id)
+            if stream is None:
+                return
+            stream.discarding = True
+            unread = len(exchange.pending)
+            exchange.pending = b""
+            while True:
+                try:
+                    item = stream.data.get_nowait()
+                except queue.Empty:
+                    break
+                if item:
+                    unread += len(item)
+            if unread and not self.closed:
+                try:
+                    self.h2.acknowledge_received_data(unread, exchange.stream_id)
+                    self.flush()
+                except (h2.exceptions.ProtocolError, h2.exceptions.StreamClosedError, OSError):
+                    pass
 
     def acknowledge(self, stream_id, count):
         if count <= 0:

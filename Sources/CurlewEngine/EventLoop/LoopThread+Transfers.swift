@@ -230,7 +230,7 @@ extension LoopThread {
         contexts[slot] = context
     }
 
-    private func context(_ id: TransferID) -> TransferContext? {
+    func context(_ id: TransferID) -> TransferContext? {
         let slot = Int(id.slot)
         guard slot < contexts.count, let context = contexts[slot], context.id == id else { return nil }
         return context

@@ -68,6 +68,8 @@ final class LoopThread {
     /// Streamed responses whose waiting consumer has something new: resumed together at the end of the
     /// loop's pass. (A stream body's producer with room again is resumed at once by the read callback.)
     var responseWakes: [ResponseStream] = []
+    /// Transfers whose request body curl took to its end this pass (see ``runAfterUploadEnds()``).
+    var uploadEnds: [TransferContext] = []
     /// Streamed HTTP/2 responses whose trailers arrived this pass: their body ends at the end of it.
     var trailerEnds: [(ResponseStream, TransferContext)] = []
     /// Open sockets per pool key, from curl's open and close socket callbacks.
@@ -165,6 +167,7 @@ final class LoopThread {
             if !transferEvents.isEmpty { tellMachineAboutTransfers() }
             if wake { drainInbox() }
             fireTimers()
+            if !uploadEnds.isEmpty { runAfterUploadEnds() }
             if !transferEvents.isEmpty { tellMachineAboutTransfers() }
             if !keyEvents.isEmpty { tellMachineAboutKeys() }
             collectFinished()

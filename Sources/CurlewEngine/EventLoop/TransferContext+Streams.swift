@@ -101,6 +101,13 @@ extension TransferContext {
 
     /// Fills curl's upload buffer: the count copied, 0 at the end, or curl's pause or abort value.
     func readBody(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
+        let result = fillBody(into: buffer, capacity: capacity)
+        // The loop lets curl read once more after this pass (see `LoopThread.runAfterUploadEnds()`).
+        if result == 0 { shard.thread.uploadEnds.append(self) }
+        return result
+    }
+
+    private func fillBody(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
         guard var feed = upload else { return Int(curlew_read_abort) }
         defer { upload = feed }
         switch feed.source {

@@ -212,7 +212,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         actions.append(.setPause(id, receive: slots[slot].pausedReceive, send: slots[slot].pausedSend))
     }
 
-    /// Which directions of a transfer are paused (for tests).
+    /// Which directions of a transfer are paused.
     func pauseState(of id: TransferID) -> (receive: Bool, send: Bool)? {
         guard let slot = live(id) else { return nil }
         return (slots[slot].pausedReceive, slots[slot].pausedSend)

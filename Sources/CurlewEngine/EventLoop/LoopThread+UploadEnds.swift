@@ -1,0 +1,27 @@
+// Curlew — one more run for a transfer whose request body has just ended (libcurl 7.88, HTTP/2).
+
+import CCurl
+import CCurlShims
+
+extension LoopThread {
+    /// Makes curl run each transfer whose request body ended this pass once more, reading included.
+    ///
+    /// Over HTTP/2, libcurl 7.88 closes a stream inside its send path when the request body's END_STREAM
+    /// goes out after the response has already ended (an early answer, or a server that speaks first and
+    /// ends first). For the transfer being run it neither reads again nor schedules a run, so the
+    /// exchange would sit until the idle timeout although it is over. Changing the pause state is
+    /// libcurl's public way to have a transfer run soon with its socket treated as readable: the send
+    /// direction (done by now) is paused and at once resumed, the receive direction left as it is. A run
+    /// completes the transfer when the stream is closed and reads nothing otherwise.
+    func runAfterUploadEnds() {
+        let ended = uploadEnds
+        uploadEnds.removeAll(keepingCapacity: true)
+        for context in ended {
+            // Only a transfer still running: it may have completed (or been aborted) meanwhile.
+            guard self.context(context.id) === context, let paused = machine.pauseState(of: context.id) else { continue }
+            let receive = paused.receive ? curlew_pause_receive : 0
+            _ = curl_easy_pause(context.handle.raw, Int32(receive | curlew_pause_send))
+            _ = curl_easy_pause(context.handle.raw, Int32(receive | (paused.send ? curlew_pause_send : 0)))
+        }
+    }
+}
