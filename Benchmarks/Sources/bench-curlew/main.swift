@@ -59,6 +59,9 @@ func makeSession(_ workload: Workload) throws -> CurlSession {
     if let buffer = getenv("CURLEW_BENCH_BUFFER").flatMap({ Int(String(cString: $0)) }) {
         configuration.receiveBufferSize = buffer  // for trying buffer sizes; the suite uses the default
     }
+    if let size = getenv("CURLEW_BENCH_STREAM_BUFFER").flatMap({ Int(String(cString: $0)) }) {
+        configuration.streamBufferSize = size  // likewise, for streamed bodies
+    }
     return try CurlSession(configuration: configuration)
 }
 
