@@ -301,65 +301,6 @@ final class LoopThread {
         performActions()
     }
 
-    // MARK: Curl callbacks (loop thread, inside curl calls)
-
-    /// A response head arrived (header callback): the key's protocol, if not known yet, and the
-    /// connection a transfer was admitted to open is in use.
-    func noteResponseHead(of context: TransferContext, http2: Bool) {
-        let key = context.transfer.request.poolKey
-        if context.opensConnection {
-            context.opensConnection = false
-            keyEvents.append(.connectionReady(key))
-        }
-        guard defaults.mayMultiplex(key), !knownKeys.contains(key) else { return }
-        knownKeys.insert(key)
-        if http2 { multiplexedKeys.insert(key) }
-        keyEvents.append(.protocolLearned(key, multiplexes: http2))
-    }
-
-    func watch(socket: curl_socket_t, what: Int32, shard: Int) {
-        switch what {
-        case CURL_POLL_IN: registry.want(socket, events: EPOLLIN.rawValue, shard: shard)
-        case CURL_POLL_OUT: registry.want(socket, events: EPOLLOUT.rawValue, shard: shard)
-        case CURL_POLL_INOUT: registry.want(socket, events: EPOLLIN.rawValue | EPOLLOUT.rawValue, shard: shard)
-        default: registry.want(socket, events: 0, shard: shard)
-        }
-        counters.socketsWatched.store(registry.watched, ordering: .relaxed)
-        counters.epollControlCalls.store(registry.controlCalls, ordering: .relaxed)
-    }
-
-    /// curl opens every socket through here, for a transfer's new connection: counted per pool key.
-    func openSocket(for context: TransferContext, family: Int32, type: Int32, protocol: Int32) -> curl_socket_t {
-        let fd = socket(family, type | Int32(SOCK_CLOEXEC.rawValue), `protocol`)
-        guard fd >= 0 else { return CURL_SOCKET_BAD }
-        let key = context.transfer.request.poolKey
-        context.openedSocket = true
-        if multiplexedKeys.contains(key) {
-            keyEvents.append(.connectionsChanged(key, unexpected: !context.opensConnection))
-        }
-        // Connecting means libcurl has loaded this transfer's host overrides into the shard's DNS cache.
-        if defaults.resolveList != nil { context.shard.hasHostOverrides = true }
-        registry.opened(fd, key: key)
-        let open = (openSockets[key] ?? 0) + 1
-        openSockets[key] = open
-        if open > peakOpenSockets[key] ?? 0 { peakOpenSockets[key] = open }
-        counters.socketOpened()
-        return fd
-    }
-
-    /// curl closes every socket through here, so the epoll set never watches a closed (or reused) fd.
-    func closeSocket(_ socket: curl_socket_t) -> Int32 {
-        if let key = registry.forget(socket) {
-            let open = (openSockets[key] ?? 1) - 1
-            openSockets[key] = open > 0 ? open : nil
-            counters.socketClosed()
-            if multiplexedKeys.contains(key) { keyEvents.append(.connectionsChanged(key, unexpected: false)) }
-        }
-        counters.socketsWatched.store(registry.watched, ordering: .relaxed)
-        counters.epollControlCalls.store(registry.controlCalls, ordering: .relaxed)
-        return close(socket)
-    }
-
     // MARK: Statistics
 
     private func hostStatistics() -> [HostStatistics] {
