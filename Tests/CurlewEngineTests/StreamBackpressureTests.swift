@@ -24,7 +24,7 @@ private func held(at server: StreamTestServer, tag: String) async throws -> (hel
         if next.written == entry.written, next.outq == entry.outq { break }
         entry = next
     }
-    guard let inq = receiveQueue(ofLocalPort: entry.peerPort) else {
+    guard let inq = receiveQueue(ofLocalPort: entry.peerPort, remotePort: server.port) else {
         throw TestInfrastructureError(description: "no client socket on port \(entry.peerPort)")
     }
     return (entry.written - entry.outq - inq, entry.written, entry.outq, inq)

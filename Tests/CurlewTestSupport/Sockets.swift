@@ -75,27 +75,36 @@ package struct FullBacklogListener {
     package func close() { for fd in fds { _ = Glibc.close(fd) } }
 }
 
-/// The bytes waiting unread in the receive queue of this process's TCP socket whose local port is
-/// `port` (found through /proc/self/fd), or nil when there is no such socket.
-package func receiveQueue(ofLocalPort port: Int) -> Int? {
+/// The bytes waiting unread in the receive queue of this process's TCP socket connected from local port
+/// `port` to remote port `remotePort` (found through /proc/self/fd), or nil when there is no such socket.
+/// Both ports are needed: a test server in this process may listen on, or have accepted on, a port number
+/// equal to the client's ephemeral one.
+package func receiveQueue(ofLocalPort port: Int, remotePort: Int) -> Int? {
     guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
     for entry in entries {
         guard let fd = Int32(entry),
             let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)"),
             target.hasPrefix("socket:")
         else { continue }
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0, address.sin_family == sa_family_t(AF_INET), Int(UInt16(bigEndian: address.sin_port)) == port
-        else { continue }
+        guard inetPort(of: fd, getsockname) == port, inetPort(of: fd, getpeername) == remotePort else { continue }
         var queued: Int32 = 0
         guard ioctl(fd, UInt(FIONREAD), &queued) == 0 else { return nil }
         return Int(queued)
     }
     return nil
+}
+
+/// The IPv4 port `name` (getsockname or getpeername) reports for `fd`, or nil.
+private func inetPort(
+    of fd: Int32, _ name: (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?) -> Int32
+) -> Int? {
+    var address = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { name(fd, $0, &length) }
+    }
+    guard named == 0, address.sin_family == sa_family_t(AF_INET) else { return nil }
+    return Int(UInt16(bigEndian: address.sin_port))
 }
 
 /// How many file descriptors this process has open.
