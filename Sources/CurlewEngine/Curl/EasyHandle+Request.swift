@@ -22,15 +22,15 @@ extension TransferContext {
     ///
     /// - Returns: Why the request cannot start (a file body that cannot be opened), or nil.
     func applyRequest(defaults: HandleDefaults, timeout: UInt64?) -> TransportError? {
-        let prepared = transfer.request
-        let request = prepared.request
+        // Read through `transfer` rather than from local copies: copying the request costs a dozen
+        // reference counts per transfer.
         let easy = handle
         let me = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
         easy.set(CURLOPT_PRIVATE, me)
         easy.set(CURLOPT_WRITEDATA, me)
         easy.set(CURLOPT_HEADERDATA, me)
         easy.set(CURLOPT_OPENSOCKETDATA, me)
-        easy.set(CURLOPT_CURLU, UnsafeRawPointer(prepared.url.handle))
+        easy.set(CURLOPT_CURLU, UnsafeRawPointer(transfer.request.url.handle))
         let streamedResponse = streams?.response != nil
         if streamedResponse {
             // curl would decode a whole socket read before it can pause (a bomb's 64 KiB become 66 MiB).
@@ -41,8 +41,8 @@ extension TransferContext {
         } else if let timeout {
             easy.set(CURLOPT_TIMEOUT_MS, Int(clamping: (timeout + 999_999) / 1_000_000 + 1000))
         }
-        let key = prepared.poolKey
-        let options = request.options
+        let key = transfer.request.poolKey
+        let options = transfer.request.request.options
         easy.set(CURLOPT_HTTP_VERSION, defaults.curlHTTPVersion(key))
         // Wait for a connection being made to this host rather than open another, when it may carry
         // several requests: a burst then shares one HTTP/2 connection.
@@ -73,11 +73,11 @@ extension TransferContext {
             easy.set(CURLOPT_RESOLVE, UnsafeRawPointer(resolve))
         }
 
-        let method = request.method
+        let method = transfer.request.request.method
         var body = BodyLines.none
         if method == .head {
             easy.set(CURLOPT_NOBODY, 1)
-        } else if let requestBody = request.body {
+        } else if let requestBody = transfer.request.request.body {
             if case .bytes(let data) = requestBody.storage, streams?.sendsTrailers != true {
                 body = .length(data.count)
                 setBody(data)
@@ -113,12 +113,12 @@ extension TransferContext {
         } else if method != .get {
             easy.set(CURLOPT_CUSTOMREQUEST, string: method.rawValue)
         }
-        if request.headerFields.isEmpty, body == .none, !streamedResponse {
+        if transfer.request.request.headerFields.isEmpty, body == .none, !streamedResponse {
             // The common case: only the session's default lines, from the list the session keeps.
             if let shared = defaults.sharedHeaderList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(shared)) }
         } else {
             headerList = Self.headerList(
-                for: request.headerFields, body: body, streamedResponse: streamedResponse, defaults: defaults)
+                for: transfer.request.request.headerFields, body: body, streamedResponse: streamedResponse, defaults: defaults)
             if let headerList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(headerList)) }
         }
         return nil

@@ -43,14 +43,14 @@ final class LoopThread {
     /// Whether transfers may spread over shards: only for an explicitly unlimited pool.
     let poolIsUnlimited: Bool
     /// The handle that loads, lists, changes and writes the cookie jar (with a jar only).
-    var cookieJarHandle: EasyHandle?
+    @exclusivity(unchecked) var cookieJarHandle: EasyHandle?
     /// Keys whose protocol the machine has been told (their first response arrived).
-    var knownKeys: Set<PoolKey> = []
+    @exclusivity(unchecked) var knownKeys: Set<PoolKey> = []
     /// Keys whose responses came over HTTP/2 (their connections carry several requests at once).
-    var multiplexedKeys: Set<PoolKey> = []
+    @exclusivity(unchecked) var multiplexedKeys: Set<PoolKey> = []
     /// What curl's callbacks learned about keys, told to the machine once curl returns (starting
     /// transfers inside a callback is not allowed).
-    var keyEvents: [KeyEvent] = []
+    @exclusivity(unchecked) var keyEvents: [KeyEvent] = []
 
     /// Something learned about a key inside a curl callback.
     enum KeyEvent {
@@ -64,22 +64,22 @@ final class LoopThread {
     }
     /// What callbacks learned about transfers (pauses, streamed heads), told to the machine once curl
     /// returns.
-    var transferEvents: [TransferEvent] = []
+    @exclusivity(unchecked) var transferEvents: [TransferEvent] = []
     /// Streamed responses whose waiting consumer has something new: resumed together at the end of the
     /// loop's pass. (A stream body's producer with room again is resumed at once by the read callback.)
-    var responseWakes: [ResponseStream] = []
+    @exclusivity(unchecked) var responseWakes: [ResponseStream] = []
     /// Transfers whose request body curl took to its end this pass (see ``runAfterUploadEnds()``).
-    var uploadEnds: [TransferContext] = []
+    @exclusivity(unchecked) var uploadEnds: [TransferContext] = []
     /// Streamed HTTP/2 responses whose trailers arrived this pass: their body ends at the end of it.
-    var trailerEnds: [(ResponseStream, TransferContext)] = []
+    @exclusivity(unchecked) var trailerEnds: [(ResponseStream, TransferContext)] = []
     /// Open sockets per pool key, from curl's open and close socket callbacks.
-    var openSockets: [PoolKey: Int] = [:]
-    var peakOpenSockets: [PoolKey: Int] = [:]
+    @exclusivity(unchecked) var openSockets: [PoolKey: Int] = [:]
+    @exclusivity(unchecked) var peakOpenSockets: [PoolKey: Int] = [:]
     /// The time the loop last woke (monotonic nanoseconds): what events and byte arrivals are stamped
     /// with. Bytes curl reads after a wake arrived before it, so activity is never dated late, and a
     /// timer compared with it never fires early.
-    private(set) var now: UInt64 = MonotonicClock.now()
-    private var exiting = false
+    @exclusivity(unchecked) private(set) var now: UInt64 = MonotonicClock.now()
+    @exclusivity(unchecked) private var exiting = false
     private var spareCommands: [EventLoop.Command] = []
 
     private init(loop: EventLoop) {
@@ -172,7 +172,7 @@ final class LoopThread {
             if !keyEvents.isEmpty { tellMachineAboutKeys() }
             collectFinished()
             if !keyEvents.isEmpty { tellMachineAboutKeys() }
-            wakeStreams()
+            if !responseWakes.isEmpty || !trailerEnds.isEmpty { wakeStreams() }
         }
     }
 

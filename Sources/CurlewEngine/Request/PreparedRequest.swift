@@ -36,7 +36,6 @@ struct PreparedRequest: Sendable {
                 .invalidHeader, message: "value of header \(field.name) contains CR, LF or NUL",
                 url: request.url, method: request.method.rawValue)
         }
-        self.request = request
         let options = request.options
         if options.isEmpty {
             poolKey = url.poolKey
@@ -50,6 +49,8 @@ struct PreparedRequest: Sendable {
             poolKey = poolKey.speakingHTTP1Only()
             if let fields = body.trailerSource?.declared { try Self.check(trailers: fields, request) }
         }
+        // Last: stored after its final use, the request is moved in rather than copied.
+        self.request = request
     }
 
     /// Refuses trailer fields that may not be sent as trailers or whose values would not be sent as given.

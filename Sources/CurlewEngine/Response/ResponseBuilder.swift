@@ -56,7 +56,8 @@ enum ResponseBuilder {
             redirectURL: redirectURL,
             hasLocation: context.head.hasLocation
         )
-        if let trailers = context.head.makeTrailers() { response.trailerFields = trailers }
+        // Checked first: building them reads the whole parser (a copy of it) for the rare response with trailers.
+        if context.head.hasTrailers, let trailers = context.head.makeTrailers() { response.trailerFields = trailers }
         return .success(response)
     }
 

@@ -23,6 +23,8 @@ struct ResponseHeadParser {
     private var lines: [UInt8] = []
     /// Trailer field lines, in the same form.
     private var trailerLines: [UInt8] = []
+    /// Whether trailer lines arrived.
+    var hasTrailers: Bool { !trailerLines.isEmpty }
     private(set) var statusCode = 0
     private(set) var contentLength: Int?
     private(set) var hasContentEncoding = false
