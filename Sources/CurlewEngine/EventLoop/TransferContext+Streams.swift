@@ -102,8 +102,8 @@ extension TransferContext {
     /// Fills curl's upload buffer: the count copied, 0 at the end, or curl's pause or abort value.
     func readBody(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
         let result = fillBody(into: buffer, capacity: capacity)
-        // The loop lets curl read once more after this pass (see `LoopThread.runAfterUploadEnds()`).
-        if result == 0 { shard.thread.uploadEnds.append(self) }
+        // Over HTTP/2 the loop lets curl read once more after this pass (see `LoopThread.runAfterUploadEnds()`).
+        if result == 0, shard.thread.defaults.maySpeakHTTP2(transfer.request.poolKey) { shard.thread.uploadEnds.append(self) }
         return result
     }
 
