@@ -8,7 +8,8 @@
 /// decision comes back as ``LoopAction``s appended to a buffer the caller reuses. The loop thread owns
 /// the only instance and never branches on transfer state itself; the table tests drive it directly.
 /// Admission (limits, queues, connections per key) lives in its ``AdmissionTable``; this type owns the
-/// transfers themselves: their slots, timers and shards.
+/// transfers themselves: their slots, timers and shards. A running transfer's pauses and idle time are
+/// in `TransferStateMachine+Activity.swift`, what a key's connections teach in `+Keys.swift`.
 ///
 /// - `Key` says which transfers may share connections (scheme, host, port...): limits and queues are
 ///   per key.
@@ -47,7 +48,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
 
     /// A slot's bookkeeping: plain values only, so reading and resetting it copies bytes without
     /// reference counting (the payloads live in `payloads`, beside it).
-    private struct Slot {
+    struct Slot {
         var generation: UInt32 = 0
         var phase: Phase = .free
         var key = -1
@@ -66,8 +67,8 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     }
 
     let limits: Limits
-    private var admission: AdmissionTable<Key>
-    private var slots: [Slot] = []
+    var admission: AdmissionTable<Key>
+    var slots: [Slot] = []
     private var payloads: [Payload?] = []
     private var freeSlots: [UInt32] = []
     /// Each transfer's next deadline: the sooner of its total and idle deadlines.
@@ -169,94 +170,6 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         }
     }
 
-    /// The thread's answer to ``LoopAction/checkIdle(_:)``: when the transfer last sent or received a
-    /// byte. It is aborted when that is at least the idle timeout ago, else checked again then. A paused
-    /// transfer is not idle: its consumer holds the stream, or its producer has nothing to send yet; its
-    /// idle time counts from when it resumes.
-    mutating func idleCheck(_ id: TransferID, lastActivity: UInt64, now: UInt64, into actions: inout [Action]) {
-        guard let slot = live(id), case .running = slots[slot].phase, let idle = slots[slot].idleTimeout else { return }
-        let paused = slots[slot].pausedReceive || slots[slot].pausedSend
-        let due = (paused ? now : max(lastActivity, slots[slot].resumedAt)) &+ idle
-        if now >= due {
-            end(id, .idleTimeout, now: now, into: &actions)
-        } else {
-            slots[slot].idleDeadline = due
-            scheduleTimer(slot)
-        }
-    }
-
-    /// A callback paused one direction of a running transfer (curl has paused it).
-    mutating func paused(_ id: TransferID, _ direction: PauseDirection) {
-        guard let slot = live(id), case .running = slots[slot].phase else { return }
-        switch direction {
-        case .receive: slots[slot].pausedReceive = true
-        case .send: slots[slot].pausedSend = true
-        }
-    }
-
-    /// The consumer (receive) or producer (send) made room: the direction resumes, with the other
-    /// direction's state passed along. The idle clock restarts now.
-    mutating func resume(_ id: TransferID, _ direction: PauseDirection, now: UInt64, into actions: inout [Action]) {
-        guard let slot = live(id), case .running = slots[slot].phase else { return }
-        // curl is told even when the bit was not set: a pause the machine missed must not stall the
-        // transfer for good, and resuming a direction that is not paused does nothing.
-        switch direction {
-        case .receive: slots[slot].pausedReceive = false
-        case .send: slots[slot].pausedSend = false
-        }
-        slots[slot].resumedAt = now
-        if let idle = slots[slot].idleTimeout, !slots[slot].pausedReceive, !slots[slot].pausedSend {
-            slots[slot].idleDeadline = now &+ idle
-            scheduleTimer(slot)
-        }
-        actions.append(.setPause(id, receive: slots[slot].pausedReceive, send: slots[slot].pausedSend))
-    }
-
-    /// Which directions of a transfer are paused.
-    func pauseState(of id: TransferID) -> (receive: Bool, send: Bool)? {
-        guard let slot = live(id) else { return nil }
-        return (slots[slot].pausedReceive, slots[slot].pausedSend)
-    }
-
-    /// A streamed response's head arrived: its total timeout is over (the body may take as long as it
-    /// takes; the idle timeout still applies).
-    mutating func headArrived(_ id: TransferID) {
-        guard let slot = live(id), case .running = slots[slot].phase, slots[slot].totalDeadline != nil else { return }
-        slots[slot].totalDeadline = nil
-        scheduleTimer(slot)
-    }
-
-    /// The key's first response told its protocol: HTTP/2 with `streams` per connection (the client's
-    /// cap), or HTTP/1.1 (`multiplexes` false: one transfer per connection from now on).
-    /// `openConnections` is how many connections the key has now.
-    mutating func learnedProtocol(
-        multiplexes: Bool, streams: Int, openConnections: Int, for key: Key, now: UInt64, into actions: inout [Action]
-    ) {
-        guard !isShutDown, let index = admission.index(of: key),
-            admission.learnedProtocol(multiplexes: multiplexes, streams: streams, openConnections: openConnections, at: index)
-        else { return }
-        admitAfterChange(of: index, now: now, into: &actions)
-    }
-
-    /// A multiplexing key's connections changed (curl opened or closed one). `unexpected`: a transfer
-    /// not admitted to open one made curl open it, because the connections were full at fewer streams
-    /// than assumed: the server allows fewer, and the key's streams per connection drop to what fitted.
-    mutating func connectionsChanged(
-        openConnections: Int, unexpected: Bool, for key: Key, now: UInt64, into actions: inout [Action]
-    ) {
-        guard !isShutDown, let index = admission.index(of: key),
-            admission.connectionsChanged(openConnections: openConnections, unexpected: unexpected, at: index)
-        else { return }
-        admitAfterChange(of: index, now: now, into: &actions)
-    }
-
-    /// The new connection a transfer was admitted to open is in use (its response arrived) or will not
-    /// be (the transfer ended first): more transfers may be admitted.
-    mutating func connectionReady(for key: Key, now: UInt64, into actions: inout [Action]) {
-        guard !isShutDown, let index = admission.index(of: key), admission.connectionReady(at: index) else { return }
-        admitAfterChange(of: index, now: now, into: &actions)
-    }
-
     /// The session is shutting down: every waiting transfer fails and every running one is aborted;
     /// later submissions fail at once.
     mutating func shutdown(into actions: inout [Action]) {
@@ -290,17 +203,6 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         return slots[slot].phase
     }
 
-    /// Waiting and running transfers per key, for statistics.
-    var keyCounts: [(key: Key, queued: Int, running: Int)] { admission.keyCounts }
-
-    /// Waiting and running transfers for one key.
-    func counts(for key: Key) -> (queued: Int, running: Int) {
-        admission.index(of: key).map { admission.counts(of: $0) } ?? (0, 0)
-    }
-
-    /// How a key uses connections (for tests and statistics).
-    func mode(of key: Key) -> KeyMode? { admission.mode(of: key) }
-
     // MARK: Internals
 
     /// A waiting transfer's FIFO order, or nil when it no longer waits (the admission table's view).
@@ -329,14 +231,14 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     }
 
     /// The slot index when `id` names a transfer that has not ended.
-    private func live(_ id: TransferID) -> Int? {
+    func live(_ id: TransferID) -> Int? {
         let slot = Int(id.slot)
         guard slot < slots.count, slots[slot].generation == id.generation, slots[slot].phase != .free else { return nil }
         return slot
     }
 
     /// Sets the slot's timer to the sooner of its deadlines, or removes it when it has none.
-    private mutating func scheduleTimer(_ slot: Int) {
+    mutating func scheduleTimer(_ slot: Int) {
         switch (slots[slot].totalDeadline, slots[slot].idleDeadline) {
         case (let total?, let idle?): timers.set(slot, min(total, idle))
         case (let total?, nil): timers.set(slot, total)
@@ -386,7 +288,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     }
 
     /// Ends a waiting or running transfer for `reason`.
-    private mutating func end(_ id: TransferID, _ reason: EndReason, now: UInt64, into actions: inout [Action]) {
+    mutating func end(_ id: TransferID, _ reason: EndReason, now: UInt64, into actions: inout [Action]) {
         guard let slot = live(id), let payload = payloads[slot] else { return }
         switch slots[slot].phase {
         case .queued:
@@ -421,7 +323,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     }
 
     /// A key's admission changed: list it if its waiting transfer fits now, and start what may start.
-    private mutating func admitAfterChange(of index: Int, now: UInt64, into actions: inout [Action]) {
+    mutating func admitAfterChange(of index: Int, now: UInt64, into actions: inout [Action]) {
         admission.listIfReady(index, stillWaiting: { [slots] in Self.waitingOrder($0, in: slots) })
         admitWaiting(now: now, into: &actions)
     }
