@@ -27,13 +27,34 @@ public struct RequestBody: Sendable, Hashable {
         case stream(BodyProducer)
     }
 
-    let storage: Storage
-    /// The trailer fields, when the body declares them.
-    let trailerSource: TrailerSource?
+    /// Bytes without trailers inline; anything else boxed. A request carries its body in every copy
+    /// made on the way to the loop: a body no larger than `Data` keeps those copies cheap.
+    private enum Representation: Sendable, Hashable {
+        case bytes(Data)
+        indirect case other(Storage, trailers: TrailerSource?)
+    }
+
+    private let representation: Representation
 
     init(storage: Storage, trailers: TrailerSource? = nil) {
-        self.storage = storage
-        self.trailerSource = trailers
+        if case .bytes(let data) = storage, trailers == nil {
+            representation = .bytes(data)
+        } else {
+            representation = .other(storage, trailers: trailers)
+        }
+    }
+
+    var storage: Storage {
+        switch representation {
+        case .bytes(let data): .bytes(data)
+        case .other(let storage, _): storage
+        }
+    }
+
+    /// The trailer fields, when the body declares them.
+    var trailerSource: TrailerSource? {
+        if case .other(_, let trailers) = representation { return trailers }
+        return nil
     }
 
     /// A body made of these bytes.
@@ -141,8 +162,11 @@ public struct RequestBody: Sendable, Hashable {
 
     /// The bytes, when the body is held in memory.
     public var inMemoryBytes: Data? {
-        if case .bytes(let data) = storage { return data }
-        return nil
+        switch representation {
+        case .bytes(let data): data
+        case .other(.bytes(let data), _): data
+        case .other: nil
+        }
     }
 
     /// Whether the body sends trailer fields after its last byte.

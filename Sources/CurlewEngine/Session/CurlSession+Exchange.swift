@@ -69,6 +69,8 @@ extension CurlSession {
     }
 
     /// Submits a transfer whose response is collected in memory and waits for its outcome.
+    // Inlined: every buffered request passes here, and a separate async frame costs a task allocation.
+    @inline(__always)
     func submitAndWait(_ transfer: Transfer) async -> TransferOutcome {
         let loop = self.loop
         await withTaskCancellationHandler {
