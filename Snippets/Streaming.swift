@@ -32,7 +32,8 @@ let lines = try await session.perform(TransportRequest(url: exportURL)) { head, 
 }
 print("exported \(lines) lines")
 
-// An upload produced while it is sent: each write waits while the engine holds 192 KiB unsent.
+// An upload produced while it is sent: each write waits while the engine holds 1 MiB unsent
+// (`SessionConfiguration.requestBodyBufferSize`).
 let rows = RequestBody.stream(length: nil, replayable: true) { writer in
     for row in 0..<1_000 {
         try await writer.write("\(row),row number \(row)\n")

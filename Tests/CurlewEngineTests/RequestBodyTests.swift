@@ -62,4 +62,18 @@ import Testing
         #expect(once != again)
         #expect(once.trailers { [:] }.isStream)
     }
+
+    @Test func eachDirectionOfAStreamTakesItsOwnLimit() async throws {
+        var configuration = SessionConfiguration()
+        #expect(configuration.streamBufferSize == 192 * 1024)
+        #expect(configuration.requestBodyBufferSize == 1024 * 1024)
+        configuration.streamBufferSize = 10_000
+        configuration.requestBodyBufferSize = 30_000
+        let session = try CurlSession(configuration: configuration)
+        let request = TransportRequest(url: "http://127.0.0.1:9/", method: .post, body: .stream { _ in })
+        let streams = try await session.streams(for: request, streamedResponse: true)
+        #expect(streams?.response?.highWater == 10_000)
+        #expect(streams?.request?.highWater == 30_000)
+        await session.shutdown()
+    }
 }

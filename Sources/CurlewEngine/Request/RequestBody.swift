@@ -69,7 +69,7 @@ public struct RequestBody: Sendable, Hashable {
     /// A body produced while the request runs by `produce`, which writes its bytes to the writer it is
     /// given and returns when the body is complete.
     ///
-    /// A write waits while the engine holds as much as ``SessionConfiguration/streamBufferSize`` of
+    /// A write waits while the engine holds as much as ``SessionConfiguration/requestBodyBufferSize`` of
     /// unsent bytes, so a fast producer never outruns the network. When `produce` throws, the request
     /// fails with its error (``TransportError/Code/requestBodyFailed`` from `execute`) and nothing more is
     /// sent. When the exchange ends first (a response arrived early, the caller stopped), the writer's

@@ -4,7 +4,7 @@
 /// ``RequestBody/stream(length:replayable:_:)``).
 ///
 /// Each write hands its bytes to the engine, which sends them as the connection allows; a write waits
-/// while the engine holds as much as ``SessionConfiguration/streamBufferSize`` of unsent bytes. Arrays
+/// while the engine holds as much as ``SessionConfiguration/requestBodyBufferSize`` of unsent bytes. Arrays
 /// and array slices are kept without copying until libcurl takes them.
 public struct RequestBodyWriter: Sendable {
     let stream: RequestStream

@@ -23,8 +23,9 @@ struct ResponseHeadParser {
     private var lines: [UInt8] = []
     /// Trailer field lines, in the same form.
     private var trailerLines: [UInt8] = []
-    /// Whether trailer lines arrived.
-    var hasTrailers: Bool { !trailerLines.isEmpty }
+    /// Whether trailer lines arrived. Stored: read through the transfer's context for every response, a
+    /// computed property would copy the whole parser.
+    private(set) var hasTrailers = false
     private(set) var statusCode = 0
     private(set) var contentLength: Int?
     private(set) var hasContentEncoding = false
@@ -166,6 +167,7 @@ struct ResponseHeadParser {
         guard end > 0 else { return .more }
         trailerLines.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[0..<end]))
         trailerLines.append(UInt8(ascii: "\n"))
+        hasTrailers = true
         return .more
     }
 

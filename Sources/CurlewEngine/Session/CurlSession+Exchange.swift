@@ -20,7 +20,7 @@ extension CurlSession {
             response: streamedResponse ? ResponseStream(
                     highWater: configuration.streamBufferSize,
                     chunkLimit: min(max(configuration.receiveBufferSize, 1024), 10 * 1024 * 1024)) : nil,
-            request: producer.map { RequestStream(length: $0.length, highWater: configuration.streamBufferSize) },
+            request: producer.map { RequestStream(length: $0.length, highWater: configuration.requestBodyBufferSize) },
             requestReplayable: producer?.replayable ?? true, trailers: trailers, sendsTrailers: sendsTrailers)
     }
 
