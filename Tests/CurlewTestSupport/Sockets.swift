@@ -107,7 +107,18 @@ private func inetPort(
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
-/// How many file descriptors this process has open.
-package func openDescriptorCount() -> Int {
-    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+/// How many of this process's TCP sockets are connected to remote port `port` on loopback. Counting
+/// by server counts one test's connections only, whatever other tests running in the
+/// same process open meanwhile (each test has a server of its own).
+package func connectionCount(toPort port: Int) -> Int {
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return -1 }
+    var count = 0
+    for entry in entries {
+        guard let fd = Int32(entry),
+            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)"),
+            target.hasPrefix("socket:"), inetPort(of: fd, getpeername) == port
+        else { continue }
+        count += 1
+    }
+    return count
 }
