@@ -89,10 +89,10 @@ private struct HandlerFailure: Error, Equatable {}
     /// connection.
     @Test(arguments: Wire.allCases)
     func leavingEarlyThrowingOrCancellingLeaksNothing(wire: Wire) async throws {
-        try await withStreamServerAndSession(wire) { server, session in
+        // A server of its own: its connections are this test's only, whatever runs beside it.
+        try await withStreamServerAndSession(wire, ownServer: true) { server, session in
             // Warm up: the TLS fixtures, the pool and the first connection exist before counting.
             _ = try await session.execute(TransportRequest(url: server.url("/request")))
-            // Counted per server: tests running beside this one open and close descriptors of their own.
             let connections = connectionCount(toPort: server.port)
             #expect(connections == 1)
 

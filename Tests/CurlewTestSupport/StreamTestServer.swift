@@ -182,10 +182,11 @@ package enum Wire: String, Sendable, CaseIterable, CustomStringConvertible {
     package var description: String { rawValue }
 }
 
-/// Runs `body` with a shared `stream_server.py` speaking `wire` (see ``StreamTestServer/shared(_:)``)
-/// and a session of its own that trusts it; shuts the session down.
+/// Runs `body` with a shared `stream_server.py` speaking `wire` (see ``StreamTestServer/shared(_:)``),
+/// or one of its own when `ownServer` (stopped at the end), and a session of its own that trusts it;
+/// shuts the session down.
 package func withStreamServerAndSession<T>(
-    _ wire: Wire, options: StreamServerOptions = StreamServerOptions(),
+    _ wire: Wire, options: StreamServerOptions = StreamServerOptions(), ownServer: Bool = false,
     configure: (inout SessionConfiguration) -> Void = { _ in },
     _ body: (StreamTestServer, CurlSession) async throws -> T
 ) async throws -> T {
@@ -197,7 +198,12 @@ package func withStreamServerAndSession<T>(
         configuration.tls.trustRoots = .file(fixtures.ca.certificate)
     }
     configure(&configuration)
-    let server = try await StreamTestServer.shared(options)
+    let server = try await ownServer ? StreamTestServer.start(options) : StreamTestServer.shared(options)
     let session = try CurlSession(configuration: configuration)
-    return try await ensuring({ try await body(server, session) }, cleanUp: { await session.shutdown() })
+    return try await ensuring(
+        { try await body(server, session) },
+        cleanUp: {
+            await session.shutdown()
+            if ownServer { await server.stop() }
+        })
 }
