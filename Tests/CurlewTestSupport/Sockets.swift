@@ -80,18 +80,25 @@ package struct FullBacklogListener {
 /// Both ports are needed: a test server in this process may listen on, or have accepted on, a port number
 /// equal to the client's ephemeral one.
 package func receiveQueue(ofLocalPort port: Int, remotePort: Int) -> Int? {
-    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
-    for entry in entries {
-        guard let fd = Int32(entry),
-            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)"),
-            target.hasPrefix("socket:")
-        else { continue }
+    for fd in socketDescriptors() {
         guard inetPort(of: fd, getsockname) == port, inetPort(of: fd, getpeername) == remotePort else { continue }
         var queued: Int32 = 0
         guard ioctl(fd, UInt(FIONREAD), &queued) == 0 else { return nil }
         return Int(queued)
     }
     return nil
+}
+
+/// This process's open socket descriptors (from /proc/self/fd).
+private func socketDescriptors() -> [Int32] {
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return [] }
+    return entries.compactMap { entry in
+        guard let fd = Int32(entry),
+            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)"),
+            target.hasPrefix("socket:")
+        else { return nil }
+        return fd
+    }
 }
 
 /// The IPv4 port `name` (getsockname or getpeername) reports for `fd`, or nil.
@@ -107,18 +114,8 @@ private func inetPort(
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
-/// How many of this process's TCP sockets are connected to remote port `port` on loopback. Counting
-/// by server counts one test's connections only, whatever other tests running in the
-/// same process open meanwhile (each test has a server of its own).
+/// How many of this process's TCP sockets are connected to remote port `port`. For a server of the
+/// test's own, these are that test's connections only, whatever tests running beside it open.
 package func connectionCount(toPort port: Int) -> Int {
-    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return -1 }
-    var count = 0
-    for entry in entries {
-        guard let fd = Int32(entry),
-            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)"),
-            target.hasPrefix("socket:"), inetPort(of: fd, getpeername) == port
-        else { continue }
-        count += 1
-    }
-    return count
+    socketDescriptors().count { inetPort(of: $0, getpeername) == port }
 }

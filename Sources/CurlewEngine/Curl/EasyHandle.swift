@@ -205,15 +205,9 @@ final class HandleDefaults {
         sharedHeaderList = list
     }
 
-    /// Whether transfers to `key` may speak HTTP/2 at all, sharing connections or not.
-    func maySpeakHTTP2(_ key: PoolKey) -> Bool {
-        if key.http1Only { return false }
-        return switch httpVersion {
-        case .automatic: key.isHTTPS
-        case .http1Only: false
-        case .http2PriorKnowledge: true
-        }
-    }
+    /// Whether transfers to `key` may speak HTTP/2 at all, sharing connections or not: whenever libcurl is
+    /// not pinned to HTTP/1.1 for them.
+    func maySpeakHTTP2(_ key: PoolKey) -> Bool { curlHTTPVersion(key) != CURL_HTTP_VERSION_1_1 }
 
     /// Whether transfers to `key` may share a connection (HTTP/2): https unless HTTP/1.1 only, or plain
     /// http with prior knowledge where libcurl can reuse such connections.

@@ -71,10 +71,9 @@ extension LoopThread {
                 transfer.finish(.failure(failure))
             case .setPause(let id, let receive, let send):
                 guard let context = context(id) else { continue }
-                let bits = (receive ? curlew_pause_receive : 0) | (send ? curlew_pause_send : 0)
                 // Unpausing delivers what curl kept from a paused write, through the callbacks, which may
                 // pause again: the machine hears of that at once.
-                let code = curl_easy_pause(context.handle.raw, Int32(bits))
+                let code = curl_easy_pause(context.handle.raw, Self.pauseBits(receive: receive, send: send))
                 if !transferEvents.isEmpty { tellMachineAboutTransfers() }
                 // BAD_FUNCTION_ARGUMENT: no connection (between libcurl's retry on a dead connection and the
                 // new one), where nothing is paused either. Another error came from a callback.
@@ -228,6 +227,11 @@ extension LoopThread {
         let slot = Int(context.id.slot)
         if slot >= contexts.count { contexts.append(contentsOf: repeatElement(nil, count: slot + 1 - contexts.count)) }
         contexts[slot] = context
+    }
+
+    /// `curl_easy_pause`'s argument: both directions, always (it sets both at once).
+    static func pauseBits(receive: Bool, send: Bool) -> Int32 {
+        Int32((receive ? curlew_pause_receive : 0) | (send ? curlew_pause_send : 0))
     }
 
     func context(_ id: TransferID) -> TransferContext? {

@@ -19,9 +19,8 @@ extension LoopThread {
         for context in ended {
             // Only a transfer still running: it may have completed (or been aborted) meanwhile.
             guard self.context(context.id) === context, let paused = machine.pauseState(of: context.id) else { continue }
-            let receive = paused.receive ? curlew_pause_receive : 0
-            _ = curl_easy_pause(context.handle.raw, Int32(receive | curlew_pause_send))
-            _ = curl_easy_pause(context.handle.raw, Int32(receive | (paused.send ? curlew_pause_send : 0)))
+            _ = curl_easy_pause(context.handle.raw, Self.pauseBits(receive: paused.receive, send: true))
+            _ = curl_easy_pause(context.handle.raw, Self.pauseBits(receive: paused.receive, send: paused.send))
         }
     }
 }
