@@ -1,4 +1,5 @@
-// Curlew — a request's journey: endpoint, request, plugins, transport or stub, validation, plugins.
+// Curlew — a request's journey: endpoint, request, plugins, the middleware chain and the transport,
+// validation, plugins.
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -10,12 +11,13 @@ extension Provider {
     /// Sends the request for `target` and returns its response.
     ///
     /// The stages run in order: endpoint closure, request closure, plugins' `prepare`, plugins'
-    /// `willSend`, the transfer (or the stub), validation by the target's `validationType`, plugins'
-    /// `didReceive`, plugins' `process`. None of them runs on the provider's actor.
+    /// `willSend`, the middleware chain (``middleware``, in-flight sharing, the stub responder) and the
+    /// transport, validation by the target's `validationType`, plugins' `didReceive`, plugins' `process`.
+    /// None of them runs on the provider's actor.
     ///
-    /// Cancelling the calling task cancels the transfer, a delayed stub or a request closure still
-    /// running; the call then throws ``CurlewError/transport(_:)`` with ``/CurlewEngine/TransportError/Code/cancelled``,
-    /// and plugins' `didReceive` sees that failure first.
+    /// Cancelling the calling task cancels the transfer, a delayed stub, a middleware's wait or a
+    /// request closure still running; the call then throws ``CurlewError/transport(_:)`` with
+    /// ``/CurlewEngine/TransportError/Code/cancelled``, and plugins' `didReceive` sees that failure first.
     ///
     /// - Throws: ``CurlewError``.
     @concurrent
@@ -37,19 +39,7 @@ extension Provider {
                 let shown = stub == .never ? await session.wireRequest(for: request) : request
                 for plugin in plugins { await plugin.willSend(shown, target: target) }
             }
-            switch stub {
-            case .never:
-                result = await transfer(request)
-            case .immediate:
-                result = Self.stubResponse(endpoint, request: request)
-            case .delayed(let delay):
-                do {
-                    try await Task.sleep(for: delay)
-                    result = Self.stubResponse(endpoint, request: request)
-                } catch {
-                    result = .failure(.transport(Self.cancelled(request)))
-                }
-            }
+            result = await exchange(request, endpoint: endpoint, target: target, stub: stub)
             result = Self.validate(result, codes: target.validationType.statusCodes)
         }
         for plugin in plugins { await plugin.didReceive(result, target: target) }
@@ -64,7 +54,7 @@ extension Provider {
         do {
             var request = try await requestClosure(endpoint)
             for plugin in plugins { request = try await plugin.prepare(request, target: target) }
-            if Task.isCancelled { return .failure(.transport(Self.cancelled(request))) }
+            if Task.isCancelled { return .failure(.transport(.cancelled(request))) }
             return .success(request)
         } catch let error as CurlewError {
             return .failure(error)
@@ -80,39 +70,28 @@ extension Provider {
         }
     }
 
-    /// Sends over the transport, sharing identical GET/HEAD transfers when tracking is on.
-    private nonisolated func transfer(_ request: TransportRequest) async -> Result<ApiResponse, CurlewError> {
-        let outcome: Result<TransportResponse, TransportError>
-        if trackInflights, let key = InflightKey(request) {
-            outcome = await sharedTransfer(request, key: key)
-        } else {
-            do {
-                outcome = .success(try await session.execute(request))
+    /// The exchange for a buffered call, through the chain. With no middleware, no sharing and no stub
+    /// the chain is the transport alone, called directly.
+    private nonisolated func exchange(
+        _ request: TransportRequest, endpoint: Endpoint, target: Target, stub: StubBehavior
+    ) async -> Result<ApiResponse, CurlewError> {
+        if stub == .never && members.count == 1 {
+            do throws(TransportError) {
+                return .success(ApiResponse(try await session.execute(request), request: request))
             } catch {
-                outcome = .failure(error)
+                return .failure(CurlewError(error))
             }
         }
-        switch outcome {
-        case .success(let response): return .success(ApiResponse(response, request: request))
-        case .failure(let error):
-            // A stream body's producer threw: its own error, as a failure from elsewhere.
-            if error.code == .requestBodyFailed, let underlying = error.underlying { return .failure(.underlying(underlying, nil)) }
-            return .failure(.transport(error))
-        }
-    }
-
-    static func stubResponse(_ endpoint: Endpoint, request: TransportRequest) -> Result<ApiResponse, CurlewError> {
-        switch endpoint.sampleResponseClosure() {
-        case .networkResponse(let status, let data):
-            return .success(ApiResponse(statusCode: status, data: data, request: request))
-        case .response(let status, let headers, let data):
-            var fields = HTTPFields()
-            for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
-                if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
-            }
-            return .success(ApiResponse(statusCode: status, data: data, request: request, headerFields: fields))
-        case .networkError(let error):
-            return .failure(.underlying(error, nil))
+        let context = MiddlewareContext(
+            target: target, endpoint: endpoint, logger: logger, collectsBody: true, stub: stub)
+        do throws(CurlewError) {
+            let chain = MiddlewareNext(members: members, index: 0, transport: session)
+            return .success(
+                try await chain(request, context) { head, body throws(CurlewError) in
+                    try await ApiResponse(head: head, body: body, request: request)
+                })
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -123,8 +102,18 @@ extension Provider {
         }
         return .failure(.statusCode(response))
     }
+}
 
-    static func cancelled(_ request: TransportRequest) -> TransportError {
-        TransportError(.cancelled, message: "the task was cancelled", url: request.url, method: request.method.rawValue)
+extension ApiResponse {
+    /// The complete response of a head and its body for `request`: the transport's own response when
+    /// it collected the body, otherwise the body read to its end. A head that did not come over the
+    /// network (HTTP version ``/CurlewEngine/HTTPVersion/none``: a stub) has no ``transportResponse``.
+    init(head: ResponseHead, body: ResponseBody, request: TransportRequest) async throws(CurlewError) {
+        let response = try await body.completeResponse(head: head)
+        if response.httpVersion == .none {
+            self.init(statusCode: response.status.code, data: response.body, request: request, headerFields: response.headerFields)
+        } else {
+            self.init(response, request: request)
+        }
     }
 }

@@ -46,52 +46,29 @@ extension Provider {
             let shown = stub == .never ? await session.wireRequest(forStreamed: request) : request
             for plugin in plugins { await plugin.willSend(shown, target: target) }
         }
-        if stub != .never {
-            return try await streamStub(
-                stub, endpoint: endpoint, request: request, target: target, isolation: isolation, handler)
-        }
         let codes = target.validationType.statusCodes
-        var handing = false
-        do {
-            return try await session.perform(request, isolation: isolation) { head, body in
+        let context = MiddlewareContext(target: target, endpoint: endpoint, logger: logger, collectsBody: false, stub: stub)
+        var headArrived = false
+        do throws(CurlewError) {
+            let chain = MiddlewareNext(members: members, index: 0, transport: session)
+            return try await chain(request, context) { head, body throws(CurlewError) in
+                headArrived = true
                 let result = Self.validate(.success(ApiResponse(head: head, request: request)), codes: codes)
-                let processed = await finishing(result, target: target)
-                let response = try processed.get()
-                handing = true
-                return try await handler(response, response.isStreamed ? body : ResponseBody(data: response.data))
+                let response = try await finishing(result, target: target).get()
+                do {
+                    return try await handler(response, response.isStreamed ? body : ResponseBody(data: response.data))
+                } catch {
+                    throw .underlying(HandlerFailure(error: error), nil)
+                }
             }
         } catch {
-            // Validation and the plugins' failures (which they have seen), and the handler's errors, as
-            // they are; a failure before the head reaches the plugins first, as it does for `request`.
-            guard !handing, !(error is CurlewError) else { throw error }
-            let failure: CurlewError = (error as? TransportError).map { .transport($0) } ?? .underlying(error, nil)
-            let processed = await finishing(.failure(failure), target: target)
-            let response = try processed.get()
+            // The handler's errors as they are; validation's and the plugins' failures (which the plugins
+            // have seen) too. A failure before the head reaches the plugins first, as it does for `request`.
+            if case .underlying(let failure as HandlerFailure, _) = error { throw failure.error }
+            guard !headArrived else { throw error }
+            let response = try await finishing(.failure(error), target: target).get()
             return try await handler(response, ResponseBody(data: response.data))
         }
-    }
-
-    /// A stubbed target's stream: its sample response's head through validation and the plugins, then
-    /// its sample data as the body.
-    private func streamStub<Return>(
-        _ stub: StubBehavior, endpoint: Endpoint, request: TransportRequest, target: Target,
-        isolation: isolated (any Actor)?, _ handler: (ApiResponse, ResponseBody) async throws -> Return
-    ) async throws -> Return {
-        if case .delayed(let delay) = stub {
-            do {
-                try await Task.sleep(for: delay)
-            } catch {
-                throw await finish(.failure(.transport(Self.cancelled(request))), target: target)
-            }
-        }
-        var data = Data()
-        let result = Self.stubResponse(endpoint, request: request).map { response in
-            data = response.data
-            return ApiResponse(streamedStub: response)
-        }
-        let processed = await finishing(Self.validate(result, codes: target.validationType.statusCodes), target: target)
-        let response = try processed.get()
-        return try await handler(response, ResponseBody(data: response.isStreamed ? data : response.data))
     }
 
     /// Runs the plugins' `didReceive` and `process` on `result`.
@@ -116,4 +93,9 @@ extension Provider {
 /// A plugin turned a failure before a stream started into a response; the stream still did not start.
 struct StreamNotStarted: Error, CustomStringConvertible {
     var description: String { "the request failed before its response arrived" }
+}
+
+/// What a stream's handler threw, carried through the chain to be thrown as it is.
+struct HandlerFailure: Error {
+    let error: any Error
 }

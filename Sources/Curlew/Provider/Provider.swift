@@ -6,12 +6,18 @@ public import FoundationEssentials
 public import Foundation
 #endif
 import CurlewJSON
+public import Logging
 
 /// Sends requests for the targets of one API.
 ///
-/// The provider is an actor whose state is its configuration and the table of requests in flight;
-/// all the work of a request — building it, encoding, the transfer, validation and mapping — runs
-/// outside the actor, so one provider serves many concurrent callers.
+/// The provider is an actor whose state is its configuration; all the work of a request — building
+/// it, encoding, the middleware chain and the transfer, validation and mapping — runs outside the
+/// actor, so one provider serves many concurrent callers.
+///
+/// A request travels: endpoint closure → request closure → plugins' `prepare` and `willSend` → the
+/// middleware chain (``middleware``, outermost first; then in-flight sharing when ``trackInflights`` is
+/// on; then the stub responder, innermost) → the transport → validation → plugins' `didReceive` and
+/// `process`.
 ///
 /// ```swift
 /// let provider = Provider<GitHub>()
@@ -35,12 +41,18 @@ public actor Provider<Target: TargetType> {
     public nonisolated let session: any HTTPTransport
     /// The plugins, in the order they run.
     public nonisolated let plugins: [any PluginType]
+    /// The middleware around every exchange, outermost first (see ``Middleware``).
+    public nonisolated let middleware: [any Middleware]
     /// Whether identical GET and HEAD requests in flight at the same time share one transfer.
     public nonisolated let trackInflights: Bool
+    /// Where the provider's middleware log (each exchange's ``MiddlewareContext/logger``, with the
+    /// target in its metadata).
+    public nonisolated let logger: Logger
     /// What decodes the bodies of typed calls (`request(_:as:)`) unless they are given a decoder.
     @usableFromInline nonisolated let bodyDecoder: JSONBodyDecoder
-
-    var inflight: [InflightKey: InflightCall] = [:]
+    /// The chain's members: the user's middleware, in-flight sharing, the stub responder.
+    nonisolated let members: [any Middleware]
+    nonisolated let sharing: InflightSharing?
 
     /// Creates a provider.
     ///
@@ -50,29 +62,39 @@ public actor Provider<Target: TargetType> {
     ///   - stubClosure: Chooses stubbing per target. Default ``neverStub(_:)``.
     ///   - session: The transport. Default: the process-wide ``/CurlewEngine/CurlSession/shared`` session.
     ///   - plugins: Plugins, run in this order.
+    ///   - middleware: Middleware around every exchange, the first outermost (retries, authentication,
+    ///     your own). Default: none.
     ///   - trackInflights: Share one transfer among identical GET/HEAD requests in flight.
     ///   - decoder: The `JSONDecoder` settings for typed calls (its strategies and user info are copied
     ///     now; later changes to it are not seen). Default: a plain `JSONDecoder`.
+    ///   - logger: Where middleware log. Default: label `curlew`.
     public init(
         endpointClosure: @escaping EndpointClosure = Provider.defaultEndpointMapping,
         requestClosure: @escaping RequestClosure = Provider.defaultRequestMapping,
         stubClosure: @escaping StubClosure = Provider.neverStub,
         session: any HTTPTransport = CurlSession.shared,
         plugins: [any PluginType] = [],
+        middleware: [any Middleware] = [],
         trackInflights: Bool = false,
-        decoder: JSONDecoder = JSONDecoder()
+        decoder: JSONDecoder = JSONDecoder(),
+        logger: Logger = MiddlewareContext.defaultLogger
     ) {
         self.endpointClosure = endpointClosure
         self.requestClosure = requestClosure
         self.stubClosure = stubClosure
         self.session = session
         self.plugins = plugins
+        self.middleware = middleware
         self.trackInflights = trackInflights
+        self.logger = logger
         self.bodyDecoder = JSONBodyDecoder(decoder)
+        let sharing = trackInflights ? InflightSharing() : nil
+        self.sharing = sharing
+        members = middleware + (sharing.map { [$0] } ?? []) + [StubResponder()]
     }
 
     /// The number of distinct shared transfers in flight (with ``trackInflights``).
-    public var inflightCount: Int { inflight.count }
+    public var inflightCount: Int { sharing?.count ?? 0 }
 }
 
 extension Provider {

@@ -70,17 +70,13 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
     }
 
     /// The head of a streamed response to `request`: no data, ``isStreamed`` set.
+    /// A head that did not come over the network (HTTP version ``/CurlewEngine/HTTPVersion/none``: a
+    /// stub) has no ``transportResponse``.
     public init(head: ResponseHead, request: TransportRequest) {
+        let fromNetwork = head.httpVersion != .none
         storage = Storage(
-            statusCode: head.status.code, data: Data(), request: request, headerFields: nil,
-            transportResponse: TransportResponse(head: head), isStreamed: true)
-    }
-
-    /// The head of a streamed stub response: its status and fields, no data, ``isStreamed`` set.
-    init(streamedStub response: ApiResponse) {
-        storage = Storage(
-            statusCode: response.statusCode, data: Data(), request: response.request, headerFields: response.headerFields,
-            transportResponse: nil, isStreamed: true)
+            statusCode: head.status.code, data: Data(), request: request, headerFields: fromNetwork ? nil : head.headerFields,
+            transportResponse: fromNetwork ? TransportResponse(head: head) : nil, isStreamed: true)
     }
 
     /// The redirects followed before this response (each URL requested and the 3xx it answered with);

@@ -43,7 +43,11 @@ enum ErrorMapping {
     /// The error for a failed transfer.
     static func error(for code: CURLcode, context: TransferContext, configuration: SessionConfiguration) -> TransportError {
         // A failure the engine detected in a callback explains curl's resulting write error best.
-        if let failure = context.failure { return failure }
+        let responded = context.head.headBytes > 0
+        if var failure = context.failure {
+            failure.responseBytesReceived = responded
+            return failure
+        }
         let easy = context.handle.raw
         var osErrno = 0
         _ = curlew_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
@@ -71,6 +75,7 @@ enum ErrorMapping {
             kind, message: text, timeout: timeout, curlCode: Int(code.rawValue), url: request.request.url,
             method: request.request.method.rawValue)
         if kind == .tlsFailure { error.tlsReason = tlsReason(observation) }
+        error.responseBytesReceived = responded
         return error
     }
 

@@ -101,6 +101,10 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public var tlsReason: TLSFailureReason?
     /// For ``Code/requestBodyFailed``, the error the body's producer threw. Not compared by `==`.
     public var underlying: (any Error & Sendable)?
+    /// Whether any byte of a response had arrived when the transfer failed. False for a connection that
+    /// closed or reset before the server answered, which a retry policy may treat as "not answered"
+    /// (but not as "not processed": the request may have reached the server). Not compared by `==`.
+    public var responseBytesReceived = false
 
     /// Creates a transport error.
     public init(

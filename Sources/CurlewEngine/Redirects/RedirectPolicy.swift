@@ -92,6 +92,29 @@ public struct RedirectPolicy: Sendable {
         RedirectPolicy(mode: .custom(decide), maxRedirects: max(0, maxRedirects), allowsHTTPSToHTTP: allowsHTTPSToHTTP)
     }
 
+    /// What decides how this policy behaves, to tell whether two requests make the same exchange: its
+    /// mode and limits, and for a custom policy the policy value itself (its closure cannot be compared).
+    package struct Identity: Hashable, Sendable {
+        let mode: Int
+        let maxRedirects: Int
+        let allowsHTTPSToHTTP: Bool
+        let custom: ObjectIdentifier?
+    }
+
+    /// See ``Identity``.
+    package var identity: Identity {
+        let mode: Int
+        var custom: ObjectIdentifier?
+        switch storage.mode {
+        case .follow: mode = 0
+        case .doNotFollow: mode = 1
+        case .custom:
+            mode = 2
+            custom = ObjectIdentifier(storage)
+        }
+        return Identity(mode: mode, maxRedirects: maxRedirects, allowsHTTPSToHTTP: allowsHTTPSToHTTP, custom: custom)
+    }
+
     /// Whether this policy follows redirects at all.
     public var follows: Bool {
         if case .doNotFollow = mode { return false }

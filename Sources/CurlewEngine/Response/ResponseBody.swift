@@ -23,16 +23,32 @@ public struct ResponseBody: AsyncSequence, Sendable {
     public typealias Failure = TransportError
 
     let source: BodySource
+    /// For a body handed out from a complete response (``init(response:)``), that response: a buffered
+    /// caller takes it as it is instead of reading the chunks.
+    package let completeResponse: TransportResponse?
 
     init(_ source: BodySource) {
         self.source = source
+        completeResponse = nil
+    }
+
+    /// A body that hands out a complete response's body, in chunks of at most 64 KiB, followed by its
+    /// trailer fields.
+    public init(response: TransportResponse) {
+        source = BodySource(.buffered(response.body, chunkSize: 64 * 1024, trailers: response.trailerFields))
+        completeResponse = response
     }
 
     /// A body that hands out `data` (for stubs and test transports), in chunks of at most `chunkSize`
     /// bytes, followed by `trailers`.
     public init(data: Data, trailers: HTTPFields? = nil, chunkSize: Int = 64 * 1024) {
         source = BodySource(.buffered(data, chunkSize: Swift.max(1, chunkSize), trailers: trailers))
+        completeResponse = nil
     }
+
+    /// Marks the end of the scope the body was handed out for: later reads fail with
+    /// ``TransportError/Code/bodyUnavailable``.
+    package func endScope() { source.endScope() }
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(source: source, refusal: source.beginIteration())

@@ -59,6 +59,21 @@ public struct ResponseHead: Sendable {
         contentLength = headerFields[.contentLength].flatMap { Int($0) }
     }
 
+    /// The head of a complete response: its status, fields (still unparsed when they were) and facts.
+    public init(_ response: TransportResponse) {
+        status = response.status
+        effectiveURL = response.effectiveURL
+        httpVersion = response.httpVersion
+        connectionReused = response.connectionReused
+        redirects = response.redirects
+        timings = response.timings
+        redirectURL = response.redirectURL
+        receivedHead = response.receivedHead
+        assignedFields = receivedHead == nil ? response.assignedFields : nil
+        hasLocation = response.hasLocation || (receivedHead == nil && response.assignedFields[.location] != nil)
+        contentLength = response.body.count
+    }
+
     /// A head from the network, whose fields stay unparsed until read.
     init(
         status: HTTPResponse.Status, head: ReceivedHead, effectiveURL: String, httpVersion: HTTPVersion,

@@ -78,6 +78,10 @@ public struct TransportResponse: Sendable {
     }
     /// Whether the head carried a `Location` field (with or without a usable value).
     var hasLocation: Bool { storage.hasLocation }
+    /// The head as received, whose fields are parsed when first read; nil for a response built by hand.
+    var receivedHead: ReceivedHead? { storage.receivedHead }
+    /// The fields set by hand (meaningful only when ``receivedHead`` is nil).
+    var assignedFields: HTTPFields { storage.assignedFields }
 
     private var storage: Storage
 

@@ -72,12 +72,8 @@ extension HTTPTransport {
         handler: (ResponseHead, ResponseBody) async throws -> Return
     ) async throws -> Return {
         let response = try await execute(request)
-        let head = ResponseHead(
-            status: response.status, headerFields: response.headerFields, effectiveURL: response.effectiveURL,
-            httpVersion: response.httpVersion, connectionReused: response.connectionReused,
-            redirects: response.redirects, timings: response.timings)
-        let body = ResponseBody(data: response.body, trailers: response.trailerFields)
+        let body = ResponseBody(response: response)
         defer { body.source.endScope() }
-        return try await handler(head, body)
+        return try await handler(ResponseHead(response), body)
     }
 }

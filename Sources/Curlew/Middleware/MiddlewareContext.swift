@@ -1,0 +1,44 @@
+// Curlew — what a middleware knows about the exchange besides the request.
+
+import Logging
+
+/// What a ``Middleware`` is told about the exchange it wraps.
+///
+/// A value: a middleware changes its copy (the attempt number, say) and hands it to `next`.
+public struct MiddlewareContext: Sendable {
+    /// The target the request was built for, when the chain runs for a ``Provider``.
+    public var target: (any TargetType)?
+    /// The endpoint the request was built from, when the chain runs for a ``Provider``.
+    public var endpoint: Endpoint?
+    /// The attempt this exchange is: 1 for the first, incremented by each middleware that sends the
+    /// request again (a retry, a replay after a new credential).
+    public var attempt: Int
+    /// Where middleware log. A provider's logger carries the target in its metadata.
+    public var logger: Logger
+    /// Whether the caller reads the whole body into memory (``Provider/request(_:)``) rather than as it
+    /// arrives (``Provider/stream(_:isolation:_:)``). Only such exchanges are shared by in-flight
+    /// sharing, and the transport then collects the body itself.
+    public internal(set) var collectsBody: Bool
+    /// How the stub member answers (``StubBehavior/never``: it passes the exchange on).
+    var stub: StubBehavior
+
+    /// A context for a chain called outside a provider.
+    public init(attempt: Int = 1, logger: Logger = MiddlewareContext.defaultLogger) {
+        self.attempt = attempt
+        self.logger = logger
+        collectsBody = false
+        stub = .never
+    }
+
+    init(target: any TargetType, endpoint: Endpoint, logger: Logger, collectsBody: Bool, stub: StubBehavior) {
+        self.target = target
+        self.endpoint = endpoint
+        attempt = 1
+        self.logger = logger
+        self.collectsBody = collectsBody
+        self.stub = stub
+    }
+
+    /// The logger contexts get when none is given: label `curlew`.
+    public static let defaultLogger = Logger(label: "curlew")
+}

@@ -1,0 +1,68 @@
+// Curlew — the rest of a middleware chain, and the transport at its end.
+
+/// The rest of the chain after a middleware: the members after it, then the transport.
+///
+/// Valid for the call to ``Middleware/intercept(_:context:next:handler:)`` it was handed to; call it
+/// as a function, any number of times (each call is one exchange).
+public struct MiddlewareNext: Sendable {
+    let members: [any Middleware]
+    let index: Int
+    let transport: any HTTPTransport
+
+    /// Carries out the exchange for `request` through the rest of the chain and returns what `handler`
+    /// returned.
+    ///
+    /// - Throws: ``CurlewError``: ``CurlewError/transport(_:)`` for transport failures, what `handler`
+    ///   or a later middleware threw.
+    public nonisolated(nonsending) func callAsFunction<Return>(
+        _ request: TransportRequest, _ context: MiddlewareContext, handler: ResponseHandler<Return>
+    ) async throws(CurlewError) -> Return {
+        guard index < members.count else {
+            return try await Self.exchange(request, context: context, transport: transport, handler: handler)
+        }
+        let next = MiddlewareNext(members: members, index: index + 1, transport: transport)
+        return try await members[index].intercept(request, context: context, next: next, handler: handler)
+    }
+
+    /// The end of every chain: the transport. A caller that collects the body gets the complete
+    /// response the transport collected itself (no streaming machinery); others read it as it arrives.
+    nonisolated(nonsending) static func exchange<Return>(
+        _ request: TransportRequest, context: MiddlewareContext, transport: any HTTPTransport,
+        handler: ResponseHandler<Return>
+    ) async throws(CurlewError) -> Return {
+        if context.collectsBody {
+            let response: TransportResponse
+            do {
+                response = try await transport.execute(request)
+            } catch {
+                throw CurlewError(error)
+            }
+            let body = ResponseBody(response: response)
+            defer { body.endScope() }
+            return try await handler(ResponseHead(response), body)
+        }
+        do {
+            return try await transport.perform(request, isolation: #isolation) { head, body in
+                try await handler(head, body)
+            }
+        } catch let error as CurlewError {
+            throw error
+        } catch let error as TransportError {
+            throw CurlewError(error)
+        } catch {
+            throw .underlying(error, nil)
+        }
+    }
+}
+
+extension CurlewError {
+    /// A transport failure as the provider layer reports it: a stream body's producer that threw gives
+    /// its own error, as a failure from elsewhere.
+    init(_ error: TransportError) {
+        if error.code == .requestBodyFailed, let underlying = error.underlying {
+            self = .underlying(underlying, nil)
+        } else {
+            self = .transport(error)
+        }
+    }
+}
