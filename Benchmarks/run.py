@@ -36,6 +36,10 @@ STREAM_WORKLOADS = {"h2-upload-slow-known", "h2-upload-slow-unknown"}
 # Streamed workloads the peers sit out (their streaming APIs are not what this suite compares).
 STREAMING_ONLY = {"stream-download-256m", "stream-upload-256m"} | STREAM_WORKLOADS
 STREAMING_CLIENTS = {"curlew", "curlew-engine", "c-libcurl"}
+# The provider with a retry and an authentication middleware installed: what the chain costs per
+# request, on the small GETs only (elsewhere it would repeat the provider's figures).
+CHAIN_CLIENT = "curlew-chain"
+CHAIN_WORKLOADS = {"small-get-1", "small-get-64"}
 TLS_WORKLOADS = {"https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume"} | H2_WORKLOADS | STREAM_WORKLOADS
 # URLSession on Linux cannot trust a custom CA, so it sits the HTTPS workloads out.
 NO_TLS_CLIENTS = {"urlsession"}
@@ -170,6 +174,7 @@ def build(smoke, out):
     release = os.path.join(HERE, ".build", "release")
     commands = {
         "curlew": [os.path.join(release, "bench-curlew"), "curlew"],
+        CHAIN_CLIENT: [os.path.join(release, "bench-curlew"), CHAIN_CLIENT],
         "curlew-engine": [os.path.join(release, "bench-curlew"), "curlew-engine"],
         "c-libcurl": [os.path.join(out, "bench-c")],
     }
@@ -274,6 +279,8 @@ def main():
                     # The peers, and a baseline built before these workloads existed, sit them out.
                     if workload in STREAMING_ONLY and (client not in STREAMING_CLIENTS):
                         continue
+                    if client == CHAIN_CLIENT and workload not in CHAIN_WORKLOADS:
+                        continue
                     figures = run_one(commands[client], workload, scale, env)
                     results.setdefault((workload, client), []).append(figures)
                     status = "ok" if figures["valid"] else "INVALID " + figures.get("first_error", "")
@@ -284,10 +291,11 @@ def main():
         if not args.smoke and not args.no_callgrind:
             for workload in [w for w in INSTRUCTION_WORKLOADS if w in workloads]:
                 for client in clients:
-                    if workload != "small-get-1" and client not in ("curlew", "curlew-engine", "c-libcurl"):
+                    ours = client.startswith("curlew") or client == "c-libcurl"
+                    if workload != "small-get-1" and (not ours or client.startswith(CHAIN_CLIENT)):
                         continue
                     # The peers once: their counts are far from the targets, and under valgrind they are slow.
-                    repeats = 3 if client in ("curlew", "curlew-engine", "c-libcurl") else 1
+                    repeats = 3 if ours else 1
                     counts[(workload, client)] = instructions(commands[client], env, args.out, workload, repeats=repeats)
                     print(f"instructions per request, {workload}, {client}: {counts[(workload, client)]}", flush=True)
     finally:

@@ -1,4 +1,5 @@
-// Curlew benchmarks — Curlew's clients: the provider (`curlew`) and the bare engine (`curlew-engine`).
+// Curlew benchmarks — Curlew's clients: the provider (`curlew`), the provider with a retry and an
+// authentication middleware installed (`curlew-chain`), and the bare engine (`curlew-engine`).
 
 import BenchCore
 import Curlew
@@ -65,6 +66,22 @@ func makeSession(_ workload: Workload) throws -> CurlSession {
     return try CurlSession(configuration: configuration)
 }
 
+/// A bearer token that never needs refreshing: what the authentication middleware costs on every
+/// request when nothing goes wrong.
+struct BenchToken: AuthenticationCredential {
+    let value: String
+}
+
+struct BenchAuthenticator: Authenticator {
+    func apply(_ credential: BenchToken, to request: inout TransportRequest) {
+        request.headerFields[.authorization] = "Bearer \(credential.value)"
+    }
+
+    func refresh(_ credential: BenchToken?, context: MiddlewareContext) async throws -> BenchToken {
+        BenchToken(value: "bench-token")
+    }
+}
+
 /// The engine's loop-thread CPU per request, reported beside the process figures.
 func loopFigures(_ session: CurlSession) -> @Sendable (Int) -> [(String, String)] {
     let before = session.statistics.loopCPUTime
@@ -79,6 +96,24 @@ func loopFigures(_ session: CurlSession) -> @Sendable (Int) -> [(String, String)
 }
 
 benchMain(clients: [
+    "curlew-chain": { workload, base in
+        let session = try makeSession(workload)
+        let provider = Provider<BenchTarget>(
+            session: session,
+            middleware: [
+                RetryMiddleware(),
+                AuthenticationMiddleware(BenchAuthenticator(), credential: BenchToken(value: "bench-token")),
+            ])
+        guard let url = URL(string: base) else { throw BenchFailure("bad base URL") }
+        let target = BenchTarget(
+            baseURL: url, path: workload.path, method: HTTPMethod(workload.method) ?? .get, body: workload.body,
+            closesConnection: workload.newConnections)
+        return BenchClient({
+            let response = try await provider.request(target)
+            guard response.statusCode == 200 else { throw BenchFailure("status \(response.statusCode)") }
+            return response.data.count
+        }, extraFigures: loopFigures(session))
+    },
     "curlew": { workload, base in
         let session = try makeSession(workload)
         let provider = Provider<BenchTarget>(session: session)
