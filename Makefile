@@ -75,9 +75,11 @@ apt-packages:
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
 
+# `make bench BASELINE=<git ref>` also runs the provider built from that ref on the small GETs, interleaved
+# with the current tree's, for before/after figures in the same report.
 bench: bench-deps
 	python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install -q matplotlib
-	ulimit -n 65536 2>/dev/null || true; python3 Benchmarks/run.py
+	ulimit -n 65536 2>/dev/null || true; python3 Benchmarks/run.py $(if $(BASELINE),--baseline $(BASELINE))
 
 # Seconds, tiny counts, Curlew and the C client only: keeps the suite from rotting (run in CI).
 bench-smoke: bench-smoke-deps

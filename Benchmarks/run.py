@@ -7,7 +7,8 @@ BENCHMARKS.md (tables, ratios to the C limit and to async-http-client) and bench
 usage: run.py [--smoke] [--rounds N] [--out DIR] [--workloads a,b] [--clients a,b] [--baseline GIT-REF]
 
 --baseline builds Curlew's benchmark client from another commit too and runs it as `curlew@REF` and
-`curlew-engine@REF` beside the current tree's, interleaved: before/after figures from one run.
+`curlew-engine@REF` beside the current tree's, interleaved, on the small GETs (with callgrind at 1 in
+flight): before/after figures from one run, in the report of a full run.
 """
 import argparse, json, os, platform, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
 
@@ -258,7 +259,7 @@ def main():
         commands = {name: command for name, command in commands.items() if name in args.clients.split(",")}
     if args.baseline:
         commands.update(build_baseline(args.baseline, args.out))
-    partial = bool(args.workloads or args.clients or args.baseline)
+    partial = bool(args.workloads or args.clients)
     work = tempfile.mkdtemp(prefix="curlew-bench-")
     env = dict(os.environ, BENCH_USERS_LENGTH=str(len(users_json())))
     results = {}
@@ -279,7 +280,7 @@ def main():
                     # The peers, and a baseline built before these workloads existed, sit them out.
                     if workload in STREAMING_ONLY and (client not in STREAMING_CLIENTS):
                         continue
-                    if client == CHAIN_CLIENT and workload not in CHAIN_WORKLOADS:
+                    if (client == CHAIN_CLIENT or "@" in client) and workload not in CHAIN_WORKLOADS:
                         continue
                     figures = run_one(commands[client], workload, scale, env)
                     results.setdefault((workload, client), []).append(figures)
@@ -292,7 +293,7 @@ def main():
             for workload in [w for w in INSTRUCTION_WORKLOADS if w in workloads]:
                 for client in clients:
                     ours = client.startswith("curlew") or client == "c-libcurl"
-                    if workload != "small-get-1" and (not ours or client.startswith(CHAIN_CLIENT)):
+                    if workload != "small-get-1" and (not ours or client.startswith(CHAIN_CLIENT) or "@" in client):
                         continue
                     # The peers once: their counts are far from the targets, and under valgrind they are slow.
                     repeats = 3 if ours else 1

@@ -26,21 +26,14 @@ public final class AuthenticationMiddleware<A: Authenticator>: Middleware {
     /// The authenticator.
     public let authenticator: A
     /// Most refreshes within ``refreshWindow``.
-    public let maxRefreshes: Int
+    public var maxRefreshes: Int { store.maxRefreshes }
     /// The window ``maxRefreshes`` applies to.
-    public let refreshWindow: Duration
-    let clock: any MiddlewareClock
+    public var refreshWindow: Duration { store.refreshWindow }
 
-    private struct State {
-        var credential: A.Credential?
-        /// Incremented by every successful refresh: tells a request whether the credential it was
-        /// refused with is still the current one.
-        var generation = 0
-        var flight: RefreshFlight<A.Credential>?
-        var refreshes: [ContinuousClock.Instant] = []
-    }
-
-    private let state: Locked<State>
+    // The credential is kept type-erased in a non-generic store: the generic middleware is called
+    // through the chain unspecialised, where every generic type it touched would cost a metadata
+    // lookup per request.
+    private let store: CredentialStore
 
     /// A middleware that authenticates with `authenticator`.
     ///
@@ -55,19 +48,15 @@ public final class AuthenticationMiddleware<A: Authenticator>: Middleware {
         clock: any MiddlewareClock = .system
     ) {
         self.authenticator = authenticator
-        self.maxRefreshes = max(1, maxRefreshes)
-        self.refreshWindow = refreshWindow
-        self.clock = clock
-        state = Locked(State(credential: credential))
+        store = CredentialStore(
+            credential: credential, maxRefreshes: max(1, maxRefreshes), refreshWindow: refreshWindow, clock: clock,
+            refresh: { current, context in
+                try await authenticator.refresh(current as? A.Credential, context: context)
+            })
     }
 
     /// The credential in use (nil before the first refresh).
-    public var credential: A.Credential? { state.withLock { $0.credential } }
-
-    private enum Renewal {
-        case ready(A.Credential, Int)
-        case wait(RefreshFlight<A.Credential>)
-    }
+    public var credential: A.Credential? { store.current as? A.Credential }
 
     private enum Step<Return> {
         case done(Return)
@@ -80,9 +69,9 @@ public final class AuthenticationMiddleware<A: Authenticator>: Middleware {
         guard authenticator.authenticates(request, context: context) else {
             return try await next(request, context, handler: handler)
         }
-        let (credential, generation) = try await current(context, request: request)
+        let (credential, generation) = try await store.credential(context, request: request)
         var authenticated = request
-        authenticator.apply(credential, to: &authenticated)
+        try apply(credential, to: &authenticated)
         guard request.body?.isReplayable ?? true else {
             return try await next(authenticated, context, handler: handler)
         }
@@ -93,9 +82,9 @@ public final class AuthenticationMiddleware<A: Authenticator>: Middleware {
         }
         guard case .done(let value) = step else {
             context.logger.debug("the credential was refused; replaying with a new one", metadata: ["url": "\(request.url)"])
-            let (renewed, _) = try await refreshed(after: generation, context, request: request)
+            let (renewed, _) = try await store.credential(newerThan: generation, context, request: request)
             var replay = request
-            authenticator.apply(renewed, to: &replay)
+            try apply(renewed, to: &replay)
             var context = context
             context.attempt += 1
             return try await next(replay, context, handler: handler)
@@ -103,29 +92,84 @@ public final class AuthenticationMiddleware<A: Authenticator>: Middleware {
         return value
     }
 
-    /// The credential to use now: the current one, after any refresh that is running or that it needs.
-    private func current(
-        _ context: MiddlewareContext, request: TransportRequest
-    ) async throws(CurlewError) -> (A.Credential, Int) {
-        let date = clock.date
-        let flight = try state.withLock { state throws(CurlewError) -> RefreshFlight<A.Credential>? in
-            if let flight = state.flight { return flight }
-            if let credential = state.credential, !credential.requiresRefresh(at: date) { return nil }
-            return try startFlight(&state, context: context)
+    private func apply(_ credential: any AuthenticationCredential, to request: inout TransportRequest) throws(CurlewError) {
+        // The store only ever holds what this authenticator's refresh returned, or the initial credential.
+        guard let credential = credential as? A.Credential else {
+            throw .underlying(AuthenticationError.refreshFailed(CredentialTypeMismatch()), nil)
         }
-        if let flight { return try await flight.wait(cancelled: { .transport(.cancelled(request)) }) }
-        return try state.withLock { state throws(CurlewError) in
-            guard let credential = state.credential else { throw .transport(.cancelled(request)) }
-            return (credential, state.generation)
+        authenticator.apply(credential, to: &request)
+    }
+}
+
+/// The store held a credential of another type than the authenticator's (cannot happen: the store is
+/// private to its middleware).
+struct CredentialTypeMismatch: Error {}
+
+/// The credential, its generation and the refresh in flight, for one ``AuthenticationMiddleware``.
+final class CredentialStore: Sendable {
+    typealias Refresh = @Sendable (
+        (any AuthenticationCredential)?, MiddlewareContext
+    ) async throws -> any AuthenticationCredential
+
+    let maxRefreshes: Int
+    let refreshWindow: Duration
+    private let clock: any MiddlewareClock
+    private let refresh: Refresh
+
+    private struct State {
+        var credential: (any AuthenticationCredential)?
+        /// Incremented by every successful refresh: tells a request whether the credential it was
+        /// refused with is still the current one.
+        var generation = 0
+        var flight: RefreshFlight?
+        var refreshes: [ContinuousClock.Instant] = []
+    }
+
+    private let state: Locked<State>
+
+    init(
+        credential: (any AuthenticationCredential)?, maxRefreshes: Int, refreshWindow: Duration,
+        clock: any MiddlewareClock, refresh: @escaping Refresh
+    ) {
+        self.maxRefreshes = maxRefreshes
+        self.refreshWindow = refreshWindow
+        self.clock = clock
+        self.refresh = refresh
+        state = Locked(State(credential: credential))
+    }
+
+    var current: (any AuthenticationCredential)? { state.withLock { $0.credential } }
+
+    /// What a step decided under the lock.
+    private enum Next {
+        case ready(any AuthenticationCredential, Int)
+        case wait(RefreshFlight)
+    }
+
+    /// The credential to use now: the current one, after any refresh that is running or that it needs.
+    func credential(
+        _ context: MiddlewareContext, request: TransportRequest
+    ) async throws(CurlewError) -> (any AuthenticationCredential, Int) {
+        let date = clock.date
+        let next = try state.withLock { state throws(CurlewError) -> Next in
+            if let flight = state.flight { return .wait(flight) }
+            if let credential = state.credential, !credential.requiresRefresh(at: date) {
+                return .ready(credential, state.generation)
+            }
+            return .wait(try startFlight(&state, context: context))
+        }
+        switch next {
+        case .ready(let credential, let generation): return (credential, generation)
+        case .wait(let flight): return try await flight.wait(cancelled: { .transport(.cancelled(request)) })
         }
     }
 
     /// A credential newer than the one of `generation`: the current one when it already is, else the
     /// result of the refresh running or of a new one.
-    private func refreshed(
-        after generation: Int, _ context: MiddlewareContext, request: TransportRequest
-    ) async throws(CurlewError) -> (A.Credential, Int) {
-        let next = try state.withLock { state throws(CurlewError) -> Renewal in
+    func credential(
+        newerThan generation: Int, _ context: MiddlewareContext, request: TransportRequest
+    ) async throws(CurlewError) -> (any AuthenticationCredential, Int) {
+        let next = try state.withLock { state throws(CurlewError) -> Next in
             if state.generation > generation, let credential = state.credential {
                 return .ready(credential, state.generation)
             }
@@ -139,28 +183,29 @@ public final class AuthenticationMiddleware<A: Authenticator>: Middleware {
     }
 
     /// Starts a refresh, unless the window is full. Called with the lock held.
-    private func startFlight(_ state: inout State, context: MiddlewareContext) throws(CurlewError) -> RefreshFlight<A.Credential> {
+    private func startFlight(_ state: inout State, context: MiddlewareContext) throws(CurlewError) -> RefreshFlight {
         let now = clock.now
         state.refreshes.removeAll { now - $0 >= refreshWindow }
         guard state.refreshes.count < maxRefreshes else {
-            context.logger.warning("credential refresh limit reached", metadata: ["refreshes": "\(maxRefreshes)", "window": "\(refreshWindow)"])
+            context.logger.warning(
+                "credential refresh limit reached", metadata: ["refreshes": "\(maxRefreshes)", "window": "\(refreshWindow)"])
             throw .underlying(AuthenticationError.refreshLimitReached(maxRefreshes: maxRefreshes, window: refreshWindow), nil)
         }
         state.refreshes.append(now)
-        let flight = RefreshFlight<A.Credential>()
+        let flight = RefreshFlight()
         state.flight = flight
         let current = state.credential
-        let authenticator = self.authenticator
+        let refresh = self.refresh
         // Its own task: a caller that is cancelled leaves, the refresh goes on for the others.
         Task {
-            let result: Result<A.Credential, CurlewError>
+            let result: Result<any AuthenticationCredential, CurlewError>
             do {
-                result = .success(try await authenticator.refresh(current, context: context))
+                result = .success(try await refresh(current, context))
             } catch {
                 context.logger.warning("credential refresh failed", metadata: ["error": "\(error)"])
                 result = .failure(.underlying(AuthenticationError.refreshFailed(error), nil))
             }
-            let outcome = self.state.withLock { state -> Result<(A.Credential, Int), CurlewError> in
+            let outcome = self.state.withLock { state -> Result<(any AuthenticationCredential, Int), CurlewError> in
                 state.flight = nil
                 return result.map { credential in
                     state.credential = credential
@@ -175,8 +220,8 @@ public final class AuthenticationMiddleware<A: Authenticator>: Middleware {
 }
 
 /// One refresh in progress and the requests waiting for it; a cancelled waiter leaves at once.
-final class RefreshFlight<Credential: Sendable>: Sendable {
-    typealias Outcome = Result<(Credential, Int), CurlewError>
+final class RefreshFlight: Sendable {
+    typealias Outcome = Result<(any AuthenticationCredential, Int), CurlewError>
 
     private struct State {
         var outcome: Outcome?
@@ -186,7 +231,7 @@ final class RefreshFlight<Credential: Sendable>: Sendable {
 
     private let state = Locked(State())
 
-    func wait(cancelled: @escaping @Sendable () -> CurlewError) async throws(CurlewError) -> (Credential, Int) {
+    func wait(cancelled: @escaping @Sendable () -> CurlewError) async throws(CurlewError) -> (any AuthenticationCredential, Int) {
         let ticket = state.withLock { state in
             defer { state.next += 1 }
             return state.next

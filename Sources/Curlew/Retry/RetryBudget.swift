@@ -11,7 +11,7 @@ public final class RetryBudget: Sendable {
     public let capacity: Double
     /// Tokens a bucket regains per second.
     public let refillPerSecond: Double
-    /// Tokens a bucket regains per response that ends an exchange without a retry.
+    /// Tokens a bucket regains per successful response: one whose status the policy does not retry.
     public let depositPerSuccess: Double
 
     private struct Bucket {
@@ -53,8 +53,13 @@ public final class RetryBudget: Sendable {
         }
     }
 
-    /// Returns part of a token for a success.
-    func deposit(for key: String, at now: ContinuousClock.Instant) {
+    /// Returns part of a token for a success of a request to `url`.
+    func deposit(forURL url: String, at time: @autoclosure () -> ContinuousClock.Instant) {
+        // While no origin has retried (the usual case) every bucket is full: nothing to record, and no
+        // key to work out.
+        guard !buckets.withLock({ $0.isEmpty }) else { return }
+        let key = Self.key(for: url)
+        let now = time()
         buckets.withLock { buckets in
             // A key that never retried has a full bucket: nothing to record.
             guard var bucket = buckets[key].map({ refilled($0, at: now) }) else { return }

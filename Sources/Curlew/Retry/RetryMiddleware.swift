@@ -56,7 +56,6 @@ public struct RetryMiddleware: Middleware {
         guard policy.mayRetry(request), policy.maxAttempts > 1 else {
             return try await next(request, context, handler: handler)
         }
-        let key = RetryBudget.key(for: request.url)
         let deadline = (request.timeout ?? policy.totalTimeout).map { clock.now + $0 }
         var attemptRequest = request
         var context = context
@@ -64,20 +63,22 @@ public struct RetryMiddleware: Middleware {
         while true {
             if let deadline { attemptRequest.timeout = max(deadline - clock.now, .milliseconds(1)) }
             let isLast = failures + 1 >= policy.maxAttempts
+            var handedStatus = 0
             let step: Step<Return>
             do {
                 step = try await next(attemptRequest, context) { head, body throws(CurlewError) -> Step<Return> in
                     if !isLast, policy.statuses.contains(head.status.code),
-                        let wait = statusWait(head, failures: failures + 1, deadline: deadline, key: key)
+                        let wait = statusWait(head, failures: failures + 1, deadline: deadline, url: request.url)
                     {
                         return .retry(after: wait, status: head.status.code)
                     }
+                    handedStatus = head.status.code
                     return .done(try await handler(head, body))
                 }
             } catch {
                 guard !isLast, case .transport(let failure) = error, !failure.isCancellation,
                     policy.retries(failure, of: request),
-                    let wait = backoffWait(failures: failures + 1, deadline: deadline, key: key)
+                    let wait = backoffWait(failures: failures + 1, deadline: deadline, url: request.url)
                 else { throw error }
                 context.logger.debug(
                     "retrying after a transport failure",
@@ -89,7 +90,8 @@ public struct RetryMiddleware: Middleware {
             }
             switch step {
             case .done(let value):
-                budget.deposit(for: key, at: clock.now)
+                // A retried status returned because no retry was left is not a success to earn tokens by.
+                if !policy.statuses.contains(handedStatus) { budget.deposit(forURL: request.url, at: clock.now) }
                 return value
             case .retry(let wait, let status):
                 context.logger.debug(
@@ -105,7 +107,7 @@ public struct RetryMiddleware: Middleware {
     /// The wait before retrying a response with a retried status, or nil to return it as it is: a
     /// `Retry-After` longer than allowed, a wait past the deadline, or a spent budget.
     private func statusWait(
-        _ head: ResponseHead, failures: Int, deadline: ContinuousClock.Instant?, key: String
+        _ head: ResponseHead, failures: Int, deadline: ContinuousClock.Instant?, url: String
     ) -> Duration? {
         var wait: Duration
         if let value = head.headerFields[.retryAfter], let asked = RetryAfter.delay(value, now: clock.date) {
@@ -115,20 +117,20 @@ public struct RetryMiddleware: Middleware {
             wait = policy.backoff.delay(afterFailures: failures, random: random())
         }
         wait = max(wait, .zero)
-        return spend(wait, deadline: deadline, key: key)
+        return spend(wait, deadline: deadline, url: url)
     }
 
     /// The backoff wait before retrying a transport failure, or nil when the deadline or the budget
     /// allows none.
-    private func backoffWait(failures: Int, deadline: ContinuousClock.Instant?, key: String) -> Duration? {
-        spend(policy.backoff.delay(afterFailures: failures, random: random()), deadline: deadline, key: key)
+    private func backoffWait(failures: Int, deadline: ContinuousClock.Instant?, url: String) -> Duration? {
+        spend(policy.backoff.delay(afterFailures: failures, random: random()), deadline: deadline, url: url)
     }
 
     /// `wait`, when another attempt still fits before the deadline and the budget has a token for it.
-    private func spend(_ wait: Duration, deadline: ContinuousClock.Instant?, key: String) -> Duration? {
+    private func spend(_ wait: Duration, deadline: ContinuousClock.Instant?, url: String) -> Duration? {
         let now = clock.now
         if let deadline, now + wait >= deadline { return nil }
-        guard budget.withdraw(for: key, at: now) else { return nil }
+        guard budget.withdraw(for: RetryBudget.key(for: url), at: now) else { return nil }
         return wait
     }
 

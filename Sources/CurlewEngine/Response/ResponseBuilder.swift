@@ -14,6 +14,14 @@ enum ResponseBuilder {
         guard code == CURLE_OK, context.failure == nil else {
             return .failure(ErrorMapping.error(for: code, context: context, configuration: configuration))
         }
+        guard context.head.isComplete else {
+            // libcurl 7.88 ends a transfer whose server closed the connection inside the head (after a
+            // status line, before the empty line) with CURLE_OK; the response is not complete (RFC 9112 §8).
+            var error = context.transfer.request.error(
+                .connectionClosed, "the server closed the connection before the response head was complete")
+            error.responseBytesReceived = context.head.headBytes > 0
+            return .failure(error)
+        }
         switch response(for: context, connectionsOpened: context.connectionsOpened) {
         case .success(let response): return .success(response)
         case .failure(let error): return .failure(error)
