@@ -1,4 +1,5 @@
-// Curlew — the shipped plugins: activity, logger, access token, credentials.
+// Curlew — the shipped plugins: activity, logger, access token, credentials; over a MockTransport, and
+// over real HTTP where what they show depends on what libcurl adds.
 
 import Curlew
 import CurlewTestSupport
@@ -33,10 +34,18 @@ struct CapturingLogHandler: LogHandler {
 
     @Test func networkActivityBeganAndEnded() async throws {
         let changes = Recorder()
+        let transport = MockTransport { request throws(TransportError) in
+            changes.add("sent \(request.url)")
+            return TransportResponse(status: .ok, httpVersion: .http1_1)
+        }
         let plugin = NetworkActivityPlugin { change, target in changes.add("\(change) \(target.path)") }
-        let provider = Provider<GitHub>(stubClosure: Provider.immediatelyStub, plugins: [plugin])
+        let provider = Provider<GitHub>(session: transport, plugins: [plugin])
         _ = try await provider.request(.zen)
-        #expect(changes.all == ["began /zen", "ended /zen"])
+        #expect(changes.all == ["began /zen", "sent https://api.github.com/zen", "ended /zen"])
+        let stubbed = Provider<GitHub>(stubClosure: Provider.immediatelyStub, session: transport, plugins: [plugin])
+        _ = try await stubbed.request(.zen)
+        #expect(changes.all == ["began /zen", "sent https://api.github.com/zen", "ended /zen", "began /zen", "ended /zen"])
+        #expect(transport.requests.count == 1)
     }
 
     @Test func loggerWritesACurlCommandAndRedactsSecrets() async throws {
@@ -63,12 +72,24 @@ struct CapturingLogHandler: LogHandler {
     @Test func loggerLogsFailuresAsErrors() async throws {
         let lines = Recorder()
         let logger = Logger(label: "test") { _ in CapturingLogHandler(store: lines) }
-        let provider = Provider<Local>(plugins: [NetworkLoggerPlugin(configuration: .init(logger: logger, logOptions: []))])
-        var target = try await LocalHTTPServer.start(handler: { _ in .text("") }).withShutdown { Local($0, "/") }
+        let failure = TransportError(
+            .dnsFailure, message: "Could not resolve host: no-such-host.invalid", curlCode: 6,
+            url: "http://no-such-host.invalid/", method: "GET")
+        let transport = MockTransport(replies: [.failure(failure)])
+        let provider = Provider<Local>(
+            session: transport, plugins: [NetworkLoggerPlugin(configuration: .init(logger: logger, logOptions: []))])
+        var target = Local(exampleAPI: "/")
         target.base = "http://no-such-host.invalid"
-        _ = await curlewError { try await provider.request(target) }
-        #expect(lines.all.count == 1)
-        #expect(lines.all.first?.hasPrefix("error: Request failed: TransportError.dnsFailure") == true)
+        let error = await curlewError { try await provider.request(target) }
+        guard case .transport(let thrown) = error else {
+            Issue.record("expected transport, got \(String(describing: error))")
+            return
+        }
+        #expect(thrown == failure)
+        #expect(
+            lines.all == [
+                "error: Request failed: TransportError.dnsFailure: Could not resolve host: no-such-host.invalid [GET http://no-such-host.invalid/] (curl 6)"
+            ])
     }
 
     @Test(arguments: [
@@ -77,36 +98,32 @@ struct CapturingLogHandler: LogHandler {
         (.custom("Token"), "Token tok"),
     ])
     func accessTokenForTargetsThatOptIn(type: AuthorizationType, expected: String) async throws {
-        try await withServer(Self.echo) { server, session in
-            let plugin = AccessTokenPlugin { _, _ in "tok" }
-            let provider = Provider<Local>(session: session, plugins: [plugin])
-            var target = Local(server, "/")
-            target.authorizationType = type
-            let observed1 = try await provider.request(target).mapString(atKeyPath: "auth")
-            #expect(observed1 == expected)
-            target.authorizationType = nil
-            let observed2 = try await provider.request(target).mapString(atKeyPath: "auth")
-            #expect(observed2 == "")
-        }
+        let transport = MockTransport(replies: [.status(200), .status(200)])
+        let plugin = AccessTokenPlugin { _, _ in "tok" }
+        let provider = Provider<Local>(session: transport, plugins: [plugin])
+        var target = Local(exampleAPI: "/")
+        target.authorizationType = type
+        _ = try await provider.request(target)
+        target.authorizationType = nil
+        _ = try await provider.request(target)
+        #expect(transport.requests.map { $0.headerFields[values: .authorization] } == [[expected], []])
     }
 
     @Test func accessTokenThroughMultiTarget() async throws {
-        try await withServer(Self.echo) { server, session in
-            var target = Local(server, "/")
-            target.authorizationType = .bearer
-            let provider = Provider<MultiTarget>(session: session, plugins: [AccessTokenPlugin { _, _ in "m" }])
-            let observed3 = try await provider.request(MultiTarget(target)).mapString(atKeyPath: "auth")
-            #expect(observed3 == "Bearer m")
-        }
+        let transport = MockTransport(replies: [.status(200)])
+        var target = Local(exampleAPI: "/")
+        target.authorizationType = .bearer
+        let provider = Provider<MultiTarget>(session: transport, plugins: [AccessTokenPlugin { _, _ in "m" }])
+        _ = try await provider.request(MultiTarget(target))
+        #expect(transport.requests.map { $0.headerFields[values: .authorization] } == [["Bearer m"]])
     }
 
     @Test func credentialsSendBasicAuthorization() async throws {
-        try await withServer(Self.echo) { server, session in
-            let plugin = CredentialsPlugin { _ in Credentials(user: "Aladdin", password: "open sesame") }
-            let provider = Provider<Local>(session: session, plugins: [plugin])
-            let observed4 = try await provider.request(Local(server, "/")).mapString(atKeyPath: "auth")
-            #expect(observed4 == "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==")
-        }
+        let transport = MockTransport(replies: [.status(200)])
+        let plugin = CredentialsPlugin { _ in Credentials(user: "Aladdin", password: "open sesame") }
+        let provider = Provider<Local>(session: transport, plugins: [plugin])
+        _ = try await provider.request(Local(exampleAPI: "/"))
+        #expect(transport.requests.map { $0.headerFields[values: .authorization] } == [["Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="]])
     }
 
     @Test func loggerFormatterAndOutputAreTheUsers() async throws {
@@ -145,24 +162,25 @@ struct CapturingLogHandler: LogHandler {
                 return request
             }
         }
-        let headerEcho: LocalHTTPServer.Handler = { request in
-            .text(request.headers.map { "\($0.name): \($0.value)" }.joined(separator: "\n"))
-        }
-        try await withServer(headerEcho) { server, session in
-            let provider = Provider<Local>(
-                requestClosure: { endpoint in
-                    var request = try endpoint.urlRequest()
-                    try request.setValue("text/csv", forHTTPHeaderField: "CONTENT-TYPE")
-                    #expect(request.value(forHTTPHeaderField: "content-type") == "text/csv")
-                    return request
-                }, session: session, plugins: [ApiKey()])
-            var target = Local(server, "/", method: .post, task: .requestData(Data("a,b".utf8)))
-            target.headers = ["Content-Type": "text/plain", "X-Api-Key": "from-target", "X-Multi": "a"]
-            let lines = try await provider.request(target).data.text.split(separator: "\n").map(String.init)
-            #expect(lines.filter { $0.lowercased().hasPrefix("content-type:") } == ["CONTENT-TYPE: text/csv"])
-            #expect(lines.filter { $0.lowercased().hasPrefix("x-api-key:") } == ["x-api-key: from-plugin"])
-            #expect(lines.filter { $0.lowercased().hasPrefix("x-multi:") } == ["X-Multi: a", "X-Multi: b"])
-        }
+        let transport = MockTransport(replies: [.status(200)])
+        let provider = Provider<Local>(
+            requestClosure: { endpoint in
+                var request = try endpoint.urlRequest()
+                try request.setValue("text/csv", forHTTPHeaderField: "CONTENT-TYPE")
+                #expect(request.value(forHTTPHeaderField: "content-type") == "text/csv")
+                return request
+            }, session: transport, plugins: [ApiKey()])
+        var target = Local(exampleAPI: "/", method: .post, task: .requestData(Data("a,b".utf8)))
+        target.headers = ["Content-Type": "text/plain", "X-Api-Key": "from-target", "X-Multi": "a"]
+        _ = try await provider.request(target)
+        #expect(transport.requests.count == 1)
+        let sent = try #require(transport.requests.first)
+        // The fields as they are sent, with the case of their names as given.
+        let lines = sent.headerFields.map { "\($0.name.rawName): \($0.value)" }
+        #expect(lines.filter { $0.lowercased().hasPrefix("content-type:") } == ["CONTENT-TYPE: text/csv"])
+        #expect(lines.filter { $0.lowercased().hasPrefix("x-api-key:") } == ["x-api-key: from-plugin"])
+        #expect(lines.filter { $0.lowercased().hasPrefix("x-multi:") } == ["X-Multi: a", "X-Multi: b"])
+        #expect(sent.body?.inMemoryBytes?.text == "a,b")
         var request = TransportRequest(url: "https://example.com")
         #expect(throws: TransportError.self) { try request.setValue("a\r\nInjected: 1", forHTTPHeaderField: "X-A") }
         #expect(throws: TransportError.self) { try request.setValue("a", forHTTPHeaderField: "Bad Name") }

@@ -14,7 +14,8 @@ import Logging
 /// - When a server refuses the credential (401 by default), decided from the head before your
 ///   handler reads the body, the credential is refreshed once and the request replayed once with the
 ///   new one; a second refusal is returned as it is. A request that was refused with a credential older
-///   than the current one is replayed with the current one, without another refresh.
+///   than the current one is replayed with the current one, without another refresh (or, while a refresh
+///   runs, with its result).
 /// - However many requests need a refresh at the same time, one refresh runs and all of them wait for
 ///   it; if it fails, every one of them fails with ``AuthenticationError/refreshFailed(_:)``.
 /// - At most ``maxRefreshes`` refreshes run within ``refreshWindow``; beyond that requests fail with
@@ -164,16 +165,17 @@ final class CredentialStore: Sendable {
         }
     }
 
-    /// A credential newer than the one of `generation`: the current one when it already is, else the
-    /// result of the refresh running or of a new one.
+    /// A credential newer than the one of `generation`: the result of the refresh running, else the
+    /// current one when it is newer, else the result of a new refresh.
     func credential(
         newerThan generation: Int, _ context: MiddlewareContext, request: TransportRequest
     ) async throws(CurlewError) -> (any AuthenticationCredential, Int) {
         let next = try state.withLock { state throws(CurlewError) -> Next in
+            // A refresh running replaces the current credential too: the replay waits for it.
+            if let flight = state.flight { return .wait(flight) }
             if state.generation > generation, let credential = state.credential {
                 return .ready(credential, state.generation)
             }
-            if let flight = state.flight { return .wait(flight) }
             return .wait(try startFlight(&state, context: context))
         }
         switch next {
