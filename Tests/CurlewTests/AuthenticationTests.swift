@@ -524,11 +524,10 @@ private func settle() async {
             // The cancelled caller leaves while the refresh is still held (a caller that did not would
             // finish only once the gate opens below, with a success).
             leaving.cancel()
-            #expect(await eventually { left.withLock { $0 } != nil })
-            let leftWhileHeld = !refresh.isOpen
+            let leftWhileHeld = await eventually { left.withLock { $0 } != nil }
             refresh.open()
             #expect(leftWhileHeld)
-            await leaving.value
+            // Not `await leaving.value`: a caller that never leaves would hang the test instead of failing it.
             guard case .failure(let error)? = left.withLock({ $0 }) else {
                 Issue.record("the cancelled caller did not fail: \(String(describing: left.withLock { $0 }))")
                 return
