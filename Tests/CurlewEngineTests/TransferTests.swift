@@ -139,13 +139,13 @@ import Testing
     static func seen(
         _ code: CURLcode, socketError: Bool = false, connected: Bool = true, tls: Bool = true, https: Bool = false,
         headComplete: Bool = false, chunked: Bool = false, pastDeadline: Bool = false, lowSpeed: Bool = false,
-        headBytes: Int = 0, opened: Bool = false, clientCertificate: Bool = false, verify: Int = 1
+        headBytes: Int = 0, opened: Bool = false, clientCertificate: Bool = false, verify: Int = 1, connections: Int = 1
     ) -> ErrorMapping.Observation {
         ErrorMapping.Observation(
             code: code, socketError: socketError, connected: connected, tlsEstablished: tls, isHTTPS: https,
             headComplete: headComplete, chunked: chunked, pastDeadline: pastDeadline, lowSpeedCheck: lowSpeed,
             headBytes: headBytes, openedConnection: opened, presentedClientCertificate: clientCertificate,
-            verifyResult: verify)
+            verifyResult: verify, connectionsMade: connections)
     }
 
     @Test(arguments: [
@@ -219,5 +219,16 @@ import Testing
         #expect(ErrorMapping.classify(reused).0 == .connectionReset)
         let midResponse = Seen.seen(CURLE_RECV_ERROR, socketError: true, https: true, headBytes: 120, opened: true, clientCertificate: true)
         #expect(ErrorMapping.classify(midResponse).0 == .connectionReset)
+    }
+
+    /// libcurl sends a request whose stream was refused again itself, on new connections: when the last
+    /// one is refused too, the failure looks like a TLS 1.3 refusal but for the connections made.
+    @Test func aReadErrorAfterLibcurlsOwnRetriesIsNotATLSRefusal() {
+        let refused = Seen.seen(CURLE_RECV_ERROR, https: true, opened: true, verify: 0, connections: 6)
+        #expect(ErrorMapping.classify(refused).0 == .connectionReset)
+        let withCertificate = Seen.seen(CURLE_RECV_ERROR, https: true, opened: true, clientCertificate: true, verify: 0, connections: 2)
+        #expect(ErrorMapping.classify(withCertificate).0 == .connectionReset)
+        let once = Seen.seen(CURLE_RECV_ERROR, https: true, opened: true, verify: 0, connections: 1)
+        #expect(ErrorMapping.classify(once).0 == .tlsFailure)
     }
 }

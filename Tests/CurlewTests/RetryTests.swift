@@ -461,6 +461,109 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
         }
     }
 
+    /// A server that always refuses the stream (RST_STREAM REFUSED_STREAM): libcurl 7.88 sends the
+    /// request again itself, on a new connection, up to 5 times, then fails; the middleware then retries
+    /// a GET (and an opted-in POST) as a connection ended before any response byte, never a plain POST.
+    @Test(arguments: [
+        (HTTPMethod.get, false, [1, 2, 3]), (.post, true, [1, 2, 3]), (.post, false, [1]),
+    ])
+    func aStreamAlwaysRefusedIsRetriedByLibcurlThenByTheMiddlewareForGETOrAnOptedInPOST(
+        method: HTTPMethod, optedIn: Bool, attempts: [Int]
+    ) async throws {
+        let fixtures = try await TLSFixtures.shared()
+        try await withH2TestServer(.tls(fixtures.leaf)) { server in
+            var configuration = SessionConfiguration()
+            configuration.tls.trustRoots = .file(fixtures.ca.certificate)
+            let session = try CurlSession(configuration: configuration)
+            try await ensuring(
+                {
+                    let clock = TestClock()
+                    let log = RetryAttemptLog()
+                    let chain = Self.chain(session, clock: clock, log: log)
+                    let request = try TransportRequest(
+                        url: server.url("/reset?code=refused"), method: method, headers: optedIn ? [("Idempotency-Key", "refused-1")] : [],
+                        body: method == .post ? .data(Data("{}".utf8)) : nil)
+                    let result = await Self.outcome { () async throws(CurlewError) -> TransportResponse in
+                        try await chain.response(for: request)
+                    }
+                    guard case .failure(.transport(let error)) = result else {
+                        Issue.record("expected a transport failure, got \(result)")
+                        return
+                    }
+                    #expect(error.code == .connectionReset, "\(error)")
+                    #expect(error.responseBytesReceived == false)
+                    #expect(log.attempts == attempts)
+                    #expect(clock.sleeps == Array([Duration.milliseconds(50), .milliseconds(100)].prefix(attempts.count - 1)))
+                    // Each attempt is libcurl's first sending and its 5 retries (the server counts a reset
+                    // once written, which may be after the client has read it).
+                    let stats = try await server.stats(until: { $0.resetsSent >= 6 * attempts.count })
+                    #expect(stats.resetsSent == 6 * attempts.count)
+                    #expect(stats.requests == 6 * attempts.count)
+                }, cleanUp: { await session.shutdown() })
+        }
+    }
+
+    /// A stream refused once is sent again by libcurl itself: the middleware sees one attempt, a success.
+    @Test func aStreamRefusedOnceIsSentAgainByLibcurlAlone() async throws {
+        let fixtures = try await TLSFixtures.shared()
+        try await withH2TestServer(.tls(fixtures.leaf)) { server in
+            var configuration = SessionConfiguration()
+            configuration.tls.trustRoots = .file(fixtures.ca.certificate)
+            let session = try CurlSession(configuration: configuration)
+            try await ensuring(
+                {
+                    let clock = TestClock()
+                    let log = RetryAttemptLog()
+                    let chain = Self.chain(session, clock: clock, log: log)
+                    let response = try await chain.response(for: TransportRequest(url: server.url("/refuse-once?tag=retry")))
+                    #expect(response.status.code == 200)
+                    #expect(try H2Report(response.body).path == "/refuse-once?tag=retry")
+                    #expect(log.attempts == [1])
+                    #expect(clock.sleeps == [])
+                    let stats = try await server.stats(until: { $0.resetsSent >= 1 })
+                    #expect(stats.resetsSent == 1)
+                    #expect(stats.requests == 2)
+                }, cleanUp: { await session.shutdown() })
+        }
+    }
+
+    /// A TLS handshake that fails (the server speaks TLS 1.2 at most, the client asks for 1.3) proves
+    /// nothing was sent: retried for a GET and an opted-in POST, not for a plain POST.
+    @Test(arguments: [
+        (HTTPMethod.get, false, [1, 2, 3]), (.post, true, [1, 2, 3]), (.post, false, [1]),
+    ])
+    func aFailedTLSHandshakeIsRetriedForRetriedMethods(method: HTTPMethod, optedIn: Bool, attempts: [Int]) async throws {
+        let fixtures = try await TLSFixtures.shared()
+        var options = TLSServerOptions(serving: fixtures.leaf)
+        options.maximumTLSVersion = .v1_2
+        try await withTLSTestServer(options) { server in
+            var configuration = SessionConfiguration()
+            configuration.tls.trustRoots = .file(fixtures.ca.certificate)
+            configuration.tls.minimumVersion = .tls1_3
+            let session = try CurlSession(configuration: configuration)
+            try await ensuring(
+                {
+                    let clock = TestClock()
+                    let log = RetryAttemptLog()
+                    let chain = Self.chain(session, clock: clock, log: log)
+                    let request = try TransportRequest(
+                        url: server.url("/handshake"), method: method, headers: optedIn ? [("Idempotency-Key", "tls-1")] : [],
+                        body: method == .post ? .data(Data("{}".utf8)) : nil)
+                    let result = await Self.outcome { () async throws(CurlewError) -> TransportResponse in
+                        try await chain.response(for: request)
+                    }
+                    guard case .failure(.transport(let error)) = result else {
+                        Issue.record("expected a transport failure, got \(result)")
+                        return
+                    }
+                    #expect(error.code == .tlsFailure, "\(error)")
+                    #expect(error.tlsReason == .handshakeFailed)
+                    #expect(log.attempts == attempts)
+                    #expect(clock.sleeps == Array([Duration.milliseconds(50), .milliseconds(100)].prefix(attempts.count - 1)))
+                }, cleanUp: { await session.shutdown() })
+        }
+    }
+
     static func outcome<T>(_ operation: () async throws(CurlewError) -> T) async -> Result<T, CurlewError> {
         do throws(CurlewError) {
             return .success(try await operation())

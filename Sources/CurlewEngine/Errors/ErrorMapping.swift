@@ -38,6 +38,9 @@ enum ErrorMapping {
         /// OpenSSL's verification result (`CURLINFO_SSL_VERIFYRESULT`); libcurl leaves it at 1 until
         /// the certificate has been checked.
         var verifyResult: Int = 1
+        /// New connections libcurl made for this transfer (`CURLINFO_NUM_CONNECTS`): more than one when
+        /// libcurl sent the request again itself, as it does for a stream the server refused.
+        var connectionsMade: Int = 1
     }
 
     /// The error for a failed transfer.
@@ -57,6 +60,8 @@ enum ErrorMapping {
         _ = curlew_easy_getinfo_off(easy, CURLINFO_APPCONNECT_TIME_T, &tlsTime)
         var verifyResult = 1
         _ = curlew_easy_getinfo_long(easy, CURLINFO_SSL_VERIFYRESULT, &verifyResult)
+        var connectionsMade = 0
+        _ = curlew_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connectionsMade)
         let request = context.transfer.request
         let observation = Observation(
             // A transfer that opened no socket ran over a connection that was already established.
@@ -68,7 +73,7 @@ enum ErrorMapping {
             openedConnection: context.openedSocket,
             presentedClientCertificate: request.request.options.clientIdentity != nil
                 || (configuration.tls.clientIdentity != nil),
-            verifyResult: verifyResult)
+            verifyResult: verifyResult, connectionsMade: connectionsMade)
         let (kind, timeout) = classify(observation)
         let text = context.handle.errorText ?? String(cString: curl_easy_strerror(code))
         var error = TransportError(
@@ -137,15 +142,17 @@ enum ErrorMapping {
         case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING:
             return (.connectionClosed, nil)
         case CURLE_RECV_ERROR where seen.isHTTPS && seen.openedConnection && seen.tlsEstablished && seen.headBytes == 0
-            && !seen.socketError,
+            && seen.connectionsMade <= 1 && !seen.socketError,
             CURLE_RECV_ERROR where seen.isHTTPS && seen.openedConnection && seen.tlsEstablished && seen.headBytes == 0
-                && seen.presentedClientCertificate,
+                && seen.connectionsMade <= 1 && seen.presentedClientCertificate,
             CURLE_SEND_ERROR where seen.isHTTPS && seen.openedConnection && seen.tlsEstablished && seen.headBytes == 0
-                && seen.presentedClientCertificate:
+                && seen.connectionsMade <= 1 && seen.presentedClientCertificate:
             // TLS 1.3 finishes the client's side of the handshake before the server has checked the
             // client certificate: its refusal (a TLS alert, or with a client certificate also an abrupt
             // close) arrives at the first read, before any response byte, on the connection this
-            // transfer just opened.
+            // transfer just opened. A transfer libcurl made more connections for was sent again by
+            // libcurl itself (HTTP/2 REFUSED_STREAM, up to 5 times): its connections were accepted, and
+            // the last refusal ends it as a reset below.
             return (.tlsFailure, nil)
         case CURLE_OUT_OF_MEMORY where !seen.headComplete:
             // libcurl refuses a single header line over its 100 KiB cap this way.
