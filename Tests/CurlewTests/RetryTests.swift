@@ -256,7 +256,7 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
             let error = Self.transportError(await curlewError { try await provider.request(target) })
             #expect(error?.code == .cannotConnect, "\(String(describing: error))")
             #expect(log.attempts == attempts)
-            #expect(clock.sleeps == Array([Duration.milliseconds(50), .milliseconds(100)].prefix(attempts.count - 1)))
+            #expect(clock.sleeps == Self.waits(before: attempts))
         }
     }
 
@@ -421,43 +421,39 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
     @Test func goawayLeavingARequestUnprocessedEndsInASuccessOnANewConnection() async throws {
         let fixtures = try await TLSFixtures.shared()
         try await withH2TestServer(.tls(fixtures.leaf)) { server in
-            var configuration = SessionConfiguration()
-            configuration.tls.trustRoots = .file(fixtures.ca.certificate)
-            let session = try CurlSession(configuration: configuration)
-            try await ensuring(
-                {
-                    let clock = TestClock()
-                    let log = RetryAttemptLog()
-                    let chain = Self.chain(session, clock: clock, log: log)
-                    let warmUp = try H2Report(try await session.execute(TransportRequest(url: server.url("/ok"))).body)
-                    async let held = Self.outcome { () async throws(CurlewError) -> TransportResponse in
-                        try await chain.response(for: TransportRequest(url: server.url("/delay?ms=1000")))
-                    }
-                    let before = try await server.stats(until: { $0.inProgress == 1 })
-                    try #require(before.inProgress == 1)
-                    let goaway = try H2Report(try await session.execute(TransportRequest(url: server.url("/goaway?keep=0"))).body)
-                    #expect(goaway.connection == warmUp.connection)
-                    let response = try await held.get()
-                    #expect(response.status.code == 200)
-                    #expect(response.httpVersion == .http2)
-                    let report = try H2Report(response.body)
-                    #expect(report.connection == 2)
-                    #expect(report.stream == 1)
-                    #expect(report.path == "/delay?ms=1000")
-                    switch log.attempts {
-                    case [1]: #expect(clock.sleeps == [])  // libcurl retried
-                    case [1, 2]: #expect(clock.sleeps == [.milliseconds(50)])  // the middleware retried
-                    default: Issue.record("attempts \(log.attempts)")
-                    }
-                    let later = try H2Report(try await session.execute(TransportRequest(url: server.url("/ok"))).body)
-                    #expect(later.connection == 2)
-                    let stats = try await server.stats()
-                    #expect(stats.goawaysSent == 1)
-                    #expect(stats.connections == 2)
-                    // warm-up, the unprocessed request, /goaway, its second sending, later
-                    #expect(stats.requests == 5)
-                    print("RetryTests: GOAWAY keep=0: attempts \(log.attempts)")
-                }, cleanUp: { await session.shutdown() })
+            try await Self.withSession(trusting: fixtures) { session in
+                let clock = TestClock()
+                let log = RetryAttemptLog()
+                let chain = Self.chain(session, clock: clock, log: log)
+                let warmUp = try H2Report(try await session.execute(TransportRequest(url: server.url("/ok"))).body)
+                async let held = Self.outcome { () async throws(CurlewError) -> TransportResponse in
+                    try await chain.response(for: TransportRequest(url: server.url("/delay?ms=1000")))
+                }
+                let before = try await server.stats(until: { $0.inProgress == 1 })
+                try #require(before.inProgress == 1)
+                let goaway = try H2Report(try await session.execute(TransportRequest(url: server.url("/goaway?keep=0"))).body)
+                #expect(goaway.connection == warmUp.connection)
+                let response = try await held.get()
+                #expect(response.status.code == 200)
+                #expect(response.httpVersion == .http2)
+                let report = try H2Report(response.body)
+                #expect(report.connection == 2)
+                #expect(report.stream == 1)
+                #expect(report.path == "/delay?ms=1000")
+                switch log.attempts {
+                case [1]: #expect(clock.sleeps == [])  // libcurl retried
+                case [1, 2]: #expect(clock.sleeps == [.milliseconds(50)])  // the middleware retried
+                default: Issue.record("attempts \(log.attempts)")
+                }
+                let later = try H2Report(try await session.execute(TransportRequest(url: server.url("/ok"))).body)
+                #expect(later.connection == 2)
+                let stats = try await server.stats()
+                #expect(stats.goawaysSent == 1)
+                #expect(stats.connections == 2)
+                // warm-up, the unprocessed request, /goaway, its second sending, later
+                #expect(stats.requests == 5)
+                print("RetryTests: GOAWAY keep=0: attempts \(log.attempts)")
+            }
         }
     }
 
@@ -472,34 +468,18 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
     ) async throws {
         let fixtures = try await TLSFixtures.shared()
         try await withH2TestServer(.tls(fixtures.leaf)) { server in
-            var configuration = SessionConfiguration()
-            configuration.tls.trustRoots = .file(fixtures.ca.certificate)
-            let session = try CurlSession(configuration: configuration)
-            try await ensuring(
-                {
-                    let clock = TestClock()
-                    let log = RetryAttemptLog()
-                    let chain = Self.chain(session, clock: clock, log: log)
-                    let request = try TransportRequest(
-                        url: server.url("/reset?code=refused"), method: method, headers: optedIn ? [("Idempotency-Key", "refused-1")] : [],
-                        body: method == .post ? .data(Data("{}".utf8)) : nil)
-                    let result = await Self.outcome { () async throws(CurlewError) -> TransportResponse in
-                        try await chain.response(for: request)
-                    }
-                    guard case .failure(.transport(let error)) = result else {
-                        Issue.record("expected a transport failure, got \(result)")
-                        return
-                    }
-                    #expect(error.code == .connectionReset, "\(error)")
-                    #expect(error.responseBytesReceived == false)
-                    #expect(log.attempts == attempts)
-                    #expect(clock.sleeps == Array([Duration.milliseconds(50), .milliseconds(100)].prefix(attempts.count - 1)))
-                    // Each attempt is libcurl's first sending and its 5 retries (the server counts a reset
-                    // once written, which may be after the client has read it).
-                    let stats = try await server.stats(until: { $0.resetsSent >= 6 * attempts.count })
-                    #expect(stats.resetsSent == 6 * attempts.count)
-                    #expect(stats.requests == 6 * attempts.count)
-                }, cleanUp: { await session.shutdown() })
+            try await Self.withSession(trusting: fixtures) { session in
+                let sent = try await Self.failure(of: method, optedIn: optedIn, to: server.url("/reset?code=refused"), through: session)
+                #expect(sent.error?.code == .connectionReset, "\(String(describing: sent.error))")
+                #expect(sent.error?.responseBytesReceived == false)
+                #expect(sent.attempts == attempts)
+                #expect(sent.sleeps == Self.waits(before: attempts))
+                // Each attempt is libcurl's first sending and its 5 retries (the server counts a reset
+                // once written, which may be after the client has read it).
+                let stats = try await server.stats(until: { $0.resetsSent >= 6 * attempts.count })
+                #expect(stats.resetsSent == 6 * attempts.count)
+                #expect(stats.requests == 6 * attempts.count)
+            }
         }
     }
 
@@ -507,23 +487,19 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
     @Test func aStreamRefusedOnceIsSentAgainByLibcurlAlone() async throws {
         let fixtures = try await TLSFixtures.shared()
         try await withH2TestServer(.tls(fixtures.leaf)) { server in
-            var configuration = SessionConfiguration()
-            configuration.tls.trustRoots = .file(fixtures.ca.certificate)
-            let session = try CurlSession(configuration: configuration)
-            try await ensuring(
-                {
-                    let clock = TestClock()
-                    let log = RetryAttemptLog()
-                    let chain = Self.chain(session, clock: clock, log: log)
-                    let response = try await chain.response(for: TransportRequest(url: server.url("/refuse-once?tag=retry")))
-                    #expect(response.status.code == 200)
-                    #expect(try H2Report(response.body).path == "/refuse-once?tag=retry")
-                    #expect(log.attempts == [1])
-                    #expect(clock.sleeps == [])
-                    let stats = try await server.stats(until: { $0.resetsSent >= 1 })
-                    #expect(stats.resetsSent == 1)
-                    #expect(stats.requests == 2)
-                }, cleanUp: { await session.shutdown() })
+            try await Self.withSession(trusting: fixtures) { session in
+                let clock = TestClock()
+                let log = RetryAttemptLog()
+                let chain = Self.chain(session, clock: clock, log: log)
+                let response = try await chain.response(for: TransportRequest(url: server.url("/refuse-once?tag=retry")))
+                #expect(response.status.code == 200)
+                #expect(try H2Report(response.body).path == "/refuse-once?tag=retry")
+                #expect(log.attempts == [1])
+                #expect(clock.sleeps == [])
+                let stats = try await server.stats(until: { $0.resetsSent >= 1 })
+                #expect(stats.resetsSent == 1)
+                #expect(stats.requests == 2)
+            }
         }
     }
 
@@ -537,31 +513,46 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
         var options = TLSServerOptions(serving: fixtures.leaf)
         options.maximumTLSVersion = .v1_2
         try await withTLSTestServer(options) { server in
-            var configuration = SessionConfiguration()
-            configuration.tls.trustRoots = .file(fixtures.ca.certificate)
-            configuration.tls.minimumVersion = .tls1_3
-            let session = try CurlSession(configuration: configuration)
-            try await ensuring(
-                {
-                    let clock = TestClock()
-                    let log = RetryAttemptLog()
-                    let chain = Self.chain(session, clock: clock, log: log)
-                    let request = try TransportRequest(
-                        url: server.url("/handshake"), method: method, headers: optedIn ? [("Idempotency-Key", "tls-1")] : [],
-                        body: method == .post ? .data(Data("{}".utf8)) : nil)
-                    let result = await Self.outcome { () async throws(CurlewError) -> TransportResponse in
-                        try await chain.response(for: request)
-                    }
-                    guard case .failure(.transport(let error)) = result else {
-                        Issue.record("expected a transport failure, got \(result)")
-                        return
-                    }
-                    #expect(error.code == .tlsFailure, "\(error)")
-                    #expect(error.tlsReason == .handshakeFailed)
-                    #expect(log.attempts == attempts)
-                    #expect(clock.sleeps == Array([Duration.milliseconds(50), .milliseconds(100)].prefix(attempts.count - 1)))
-                }, cleanUp: { await session.shutdown() })
+            try await Self.withSession(trusting: fixtures, minimumVersion: .tls1_3) { session in
+                let sent = try await Self.failure(of: method, optedIn: optedIn, to: server.url("/handshake"), through: session)
+                #expect(sent.error?.code == .tlsFailure, "\(String(describing: sent.error))")
+                #expect(sent.error?.tlsReason == .handshakeFailed)
+                #expect(sent.attempts == attempts)
+                #expect(sent.sleeps == Self.waits(before: attempts))
+            }
         }
+    }
+
+    /// Runs `body` with a session that trusts the test CA, and shuts it down.
+    static func withSession(
+        trusting fixtures: TLSFixtures, minimumVersion: TLSVersion? = nil, _ body: (CurlSession) async throws -> Void
+    ) async throws {
+        var configuration = SessionConfiguration()
+        configuration.tls.trustRoots = .file(fixtures.ca.certificate)
+        if let minimumVersion { configuration.tls.minimumVersion = minimumVersion }
+        let session = try CurlSession(configuration: configuration)
+        try await ensuring({ try await body(session) }, cleanUp: { await session.shutdown() })
+    }
+
+    /// Sends `method` (a POST with a small body, opted in to retries when asked) to `url` through a retry
+    /// chain that is expected to fail: the transport error it ends with, the attempts and the waits.
+    static func failure(
+        of method: HTTPMethod, optedIn: Bool, to url: String, through session: CurlSession,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> (error: TransportError?, attempts: [Int], sleeps: [Duration]) {
+        let clock = TestClock()
+        let log = RetryAttemptLog()
+        let chain = Self.chain(session, clock: clock, log: log)
+        let request = try TransportRequest(
+            url: url, method: method, headers: optedIn ? [("Idempotency-Key", "opted-in")] : [],
+            body: method == .post ? .data(Data("{}".utf8)) : nil)
+        let error = await curlewError({ try await chain.response(for: request) }, sourceLocation: sourceLocation)
+        return (transportError(error, sourceLocation: sourceLocation), log.attempts, clock.sleeps)
+    }
+
+    /// The default backoff's waits (random draw 0.5) before each attempt after the first.
+    static func waits(before attempts: [Int]) -> [Duration] {
+        Array([Duration.milliseconds(50), .milliseconds(100)].prefix(attempts.count - 1))
     }
 
     static func outcome<T>(_ operation: () async throws(CurlewError) -> T) async -> Result<T, CurlewError> {

@@ -41,6 +41,14 @@ enum ErrorMapping {
         /// New connections libcurl made for this transfer (`CURLINFO_NUM_CONNECTS`): more than one when
         /// libcurl sent the request again itself, as it does for a stream the server refused.
         var connectionsMade: Int = 1
+
+        /// The failure came at the first read or write on the one HTTPS connection this transfer opened,
+        /// after the handshake and before any response byte: where TLS 1.3 delivers a server's refusal
+        /// of the client certificate. A transfer libcurl made more connections for was sent again by
+        /// libcurl itself (HTTP/2 REFUSED_STREAM, up to 5 times), so its connections were accepted.
+        var failedRightAfterHandshake: Bool {
+            isHTTPS && openedConnection && tlsEstablished && headBytes == 0 && connectionsMade <= 1
+        }
     }
 
     /// The error for a failed transfer.
@@ -141,18 +149,12 @@ enum ErrorMapping {
             return (.bodyTooLarge, nil)
         case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING:
             return (.connectionClosed, nil)
-        case CURLE_RECV_ERROR where seen.isHTTPS && seen.openedConnection && seen.tlsEstablished && seen.headBytes == 0
-            && seen.connectionsMade <= 1 && !seen.socketError,
-            CURLE_RECV_ERROR where seen.isHTTPS && seen.openedConnection && seen.tlsEstablished && seen.headBytes == 0
-                && seen.connectionsMade <= 1 && seen.presentedClientCertificate,
-            CURLE_SEND_ERROR where seen.isHTTPS && seen.openedConnection && seen.tlsEstablished && seen.headBytes == 0
-                && seen.connectionsMade <= 1 && seen.presentedClientCertificate:
+        case CURLE_RECV_ERROR where seen.failedRightAfterHandshake && (!seen.socketError || seen.presentedClientCertificate),
+            CURLE_SEND_ERROR where seen.failedRightAfterHandshake && seen.presentedClientCertificate:
             // TLS 1.3 finishes the client's side of the handshake before the server has checked the
             // client certificate: its refusal (a TLS alert, or with a client certificate also an abrupt
-            // close) arrives at the first read, before any response byte, on the connection this
-            // transfer just opened. A transfer libcurl made more connections for was sent again by
-            // libcurl itself (HTTP/2 REFUSED_STREAM, up to 5 times): its connections were accepted, and
-            // the last refusal ends it as a reset below.
+            // close) arrives at the first read, before any response byte. Anything else there (a
+            // stream refused on every connection libcurl made) is a reset, below.
             return (.tlsFailure, nil)
         case CURLE_OUT_OF_MEMORY where !seen.headComplete:
             // libcurl refuses a single header line over its 100 KiB cap this way.
