@@ -96,6 +96,9 @@ let package = Package(
             path: "Tests/CurlewTestSupport",
             swiftSettings: strict
         ),
+        // DownloadTests' real disk-full test runs it in a tmpfs of its own: downloads one URL, prints how it ended.
+        .executableTarget(
+            name: "DownloadProbe", dependencies: ["CurlewEngine"], path: "Tests/DownloadProbe", swiftSettings: strict),
         .testTarget(
             name: "CurlewEngineTests",
             dependencies: [

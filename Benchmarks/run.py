@@ -6,11 +6,15 @@ BENCHMARKS.md (tables, ratios to the C limit and to async-http-client) and bench
 
 usage: run.py [--smoke] [--rounds N] [--out DIR] [--workloads a,b] [--clients a,b] [--baseline GIT-REF]
 
+The file workloads (download-file-256m[-fsync|-progress], upload-file-256m, gzip-json-64m) run on the
+bare engine against the C client (and `gzip -1`), with their files in the run's temp folder; their
+targets are checked in a "Targets (issue 15)" table.
+
 --baseline builds Curlew's benchmark client from another commit too and runs it as `curlew@REF` and
 `curlew-engine@REF` beside the current tree's, interleaved, on the small GETs (with callgrind at 1 in
 flight): before/after figures from one run, in the report of a full run.
 """
-import argparse, json, os, platform, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, os, platform, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time, urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -30,7 +34,8 @@ SMALL = '{"id":1,"name":"curlew","tags":["fast","safe"],"active":true,"score":99
 INSTRUCTION_WORKLOADS = ["small-get-1", "json-16"]
 WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k", "queued-10k",
              "https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume", "h2-get-64", "h2-500",
-             "stream-download-256m", "stream-upload-256m", "h2-upload-slow-known", "h2-upload-slow-unknown"]
+             "stream-download-256m", "stream-upload-256m", "h2-upload-slow-known", "h2-upload-slow-unknown",
+             "download-file-256m", "download-file-256m-fsync", "download-file-256m-progress", "upload-file-256m", "gzip-json-64m"]
 H2_WORKLOADS = {"h2-get-64", "h2-500"}
 # Against Tests/Servers/stream_server.py over TLS (a server that reads request bodies at a set pace).
 STREAM_WORKLOADS = {"h2-upload-slow-known", "h2-upload-slow-unknown"}
@@ -44,12 +49,179 @@ CHAIN_WORKLOADS = {"small-get-1", "small-get-64"}
 TLS_WORKLOADS = {"https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume"} | H2_WORKLOADS | STREAM_WORKLOADS
 # URLSession on Linux cannot trust a custom CA, so it sits the HTTPS workloads out.
 NO_TLS_CLIENTS = {"urlsession"}
+# Files, request compression and progress (issue 15): the engine's APIs (`CurlSession.download`,
+# `downloadWithProgress`, `RequestBody.file`, `TransferOptions.requestCompression`), so the bare engine
+# runs them against the C client, or against `gzip -1` (GZIP_CLIENT, run by this script) for the
+# compressed upload. Each workload names the clients that run it.
+GZIP_CLIENT = "gzip-1"
+FILE_WORKLOADS = {
+    "download-file-256m": {"curlew-engine", "c-libcurl"},
+    "download-file-256m-fsync": {"curlew-engine", "c-libcurl"},
+    # Compared with download-file-256m's curlew-engine (progress off): the cost of observing progress.
+    "download-file-256m-progress": {"curlew-engine"},
+    "upload-file-256m": {"curlew-engine", "c-libcurl"},
+    # c-libcurl: libcurl with zlib level 1 (gzip wrapper) in its READFUNCTION, for reference.
+    "gzip-json-64m": {"curlew-engine", "c-libcurl", GZIP_CLIENT},
+}
+# What a workload's "× C limit" column divides by, when not the C client.
+REFERENCE = {"gzip-json-64m": GZIP_CLIENT}
+# `make bench-smoke` runs the plain file download and upload (one 256 MiB request each: about a second
+# together, with the upload file made first) and leaves out the synced download (the disk's speed), the
+# progress variant and the compressed upload (the JSON document takes a second to make); name them with
+# --workloads to smoke them.
+NOT_IN_SMOKE = {"download-file-256m-fsync", "download-file-256m-progress", "gzip-json-64m"}
+JSON_SIZE = 64 << 20
+UPLOAD_SIZE = 256 << 20
 
 
 def users_json():
     users = [{"id": i, "login": f"user{i:03d}", "name": f"User Number {i}", "email": f"user{i}@example.com",
               "admin": i % 7 == 0, "score": round(i * 1.25, 2), "tags": ["a", "b"] if i % 2 else ["c"]} for i in range(121)]
     return json.dumps(users, separators=(",", ":"))
+
+
+WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo "
+         "sierra tango uniform victor whiskey xray yankee zulu network request response session stream buffer socket "
+         "header status client server cache proxy route token refresh retry timeout connect handshake certificate "
+         "upload download progress transfer compress gzip deflate encode decode payload record account customer order "
+         "invoice product price amount currency shipping address street city country region postal phone email "
+         "message comment review rating title summary description created updated deleted active pending closed "
+         "open archived draft published the a of and to in is it for on with as at by from this that be are was").split()
+CITIES = ["Amsterdam", "Berlin", "Chicago", "Dublin", "Edinburgh", "Frankfurt", "Geneva", "Helsinki", "Istanbul", "Jakarta",
+          "Kyoto", "Lisbon", "Madrid", "Nairobi", "Oslo", "Prague"]
+
+
+def make_json_file(path, size=JSON_SIZE):
+    """A JSON document of exactly `size` bytes, like an API's export: an array of customer records (URLs
+    with the id, names, emails, dates, an address, tags, a sentence), trailing spaces to fill the size.
+    `gzip -1` makes it about 6x smaller. Built from 4,096 record bodies, so it takes a second."""
+    rng = random.Random(15)
+    pool = []
+    for _ in range(4096):
+        first, last = rng.choice(WORDS).title(), rng.choice(WORDS).title()
+        record = {
+            "name": f"{first} {last}", "email": f"{first.lower()}.{last.lower()}@example.com",
+            "active": rng.random() < 0.8, "status": rng.choice(["active", "pending", "closed", "archived"]),
+            "score": rng.randrange(0, 1000) / 10, "balance": rng.randrange(0, 100000) / 100,
+            "created": f"2026-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}T{rng.randrange(24):02d}:00:00Z",
+            "address": {"street": f"{rng.randrange(1, 200)} {rng.choice(WORDS).title()} Street", "city": rng.choice(CITIES), "country": "NL"},
+            "tags": rng.sample(WORDS[:24], rng.randrange(1, 4)),
+            "note": " ".join(rng.choice(WORDS) for _ in range(rng.randrange(4, 12))),
+        }
+        pool.append(json.dumps(record, separators=(",", ":"))[1:])
+    parts, written, i = ["["], 1, 0
+    while True:
+        piece = ("" if i == 0 else ",") + (
+            f'{{"id":{i},"url":"https://api.example.com/v1/customers/{i}","orders_url":"https://api.example.com/v1/customers/{i}/orders",'
+            f'"avatar_url":"https://cdn.example.com/avatars/{i}.png","type":"Customer","verified":false,') + pool[rng.randrange(len(pool))]
+        if written + len(piece) + 1 > size:
+            break
+        parts.append(piece)
+        written += len(piece)
+        i += 1
+    parts.append("]" + " " * (size - written - 1))
+    with open(path, "w") as f:
+        f.write("".join(parts))
+
+
+def make_files(work, workloads, env):
+    """The file workloads' files, on the temp dir's file system: the 256 MiB upload (written, so it is in
+    the page cache as a file one just made would be), the 64 MiB JSON document, the downloads' folder."""
+    downloads = os.path.join(work, "downloads")
+    os.makedirs(downloads, exist_ok=True)
+    env["BENCH_FILE_DIR"] = downloads
+    if "upload-file-256m" in workloads:
+        path = os.path.join(work, "upload-256m.bin")
+        block = random.Random(15).randbytes(1 << 20)
+        with open(path, "wb") as f:
+            for _ in range(UPLOAD_SIZE >> 20):
+                f.write(block)
+        env["BENCH_UPLOAD_FILE"] = path
+    if "gzip-json-64m" in workloads:
+        path = os.path.join(work, "customers.json")
+        make_json_file(path)
+        env["BENCH_JSON_FILE"] = path
+    # Written back now, not during the first round's downloads.
+    os.sync()
+    return downloads
+
+
+def remove_files(work):
+    for name in ("upload-256m.bin", "customers.json"):
+        try:
+            os.unlink(os.path.join(work, name))
+        except OSError:
+            pass
+    shutil.rmtree(os.path.join(work, "downloads"), ignore_errors=True)
+
+
+def gzip_figures(workload, scale, env):
+    """`gzip -1 -c FILE > /dev/null`, timed, as many times as the clients send the file: what the
+    compressed upload's input rate is held to (its figures shaped like a client's)."""
+    path = env["BENCH_JSON_FILE"]
+    size = os.path.getsize(path)
+    requests = max(1, int(4 * scale))
+    latencies, cpu, peaks = [], 0.0, [0]
+    start = time.monotonic()
+    for _ in range(requests):
+        began = time.monotonic()
+        process = subprocess.Popen(["gzip", "-1", "-c", path], stdout=subprocess.DEVNULL)
+        # gzip's own peak RSS, read from /proc while it runs (wait4's ru_maxrss would count this
+        # script's, which the child had before its exec).
+        done = threading.Event()
+        watcher = threading.Thread(target=watch_peak_rss, args=(process.pid, done, peaks))
+        watcher.start()
+        _, status, usage = os.wait4(process.pid, 0)
+        latencies.append(time.monotonic() - began)
+        done.set()
+        watcher.join()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        cpu += usage.ru_utime + usage.ru_stime
+        if process.returncode != 0:
+            return {"valid": False, "first_error": f"gzip exited with {process.returncode}"}
+    peak = max(peaks)
+    seconds = time.monotonic() - start
+    latencies.sort()
+    return {"client": GZIP_CLIENT, "workload": workload, "requests": requests, "errors": 0, "seconds": seconds,
+            "rps": requests / seconds, "mibps": requests * size / seconds / 1048576,
+            "p50_us": latencies[len(latencies) // 2] * 1e6, "p99_us": latencies[int(len(latencies) * 0.99)] * 1e6,
+            "cpu_us_per_request": cpu * 1e6 / requests, "cpu_percent": cpu / seconds * 100, "peak_rss_kib": peak,
+            "connections": 0, "valid": True}
+
+
+def watch_peak_rss(pid, done, peaks):
+    """Appends the highest VmHWM of process `pid` seen until `done` is set or the process is gone."""
+    highest = 0
+    while not done.is_set():
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                status = f.read()
+        except OSError:
+            break
+        # Only once it runs gzip (before its exec the child shares this script's memory); a zombie has
+        # no VmHWM line any more.
+        if status.startswith("Name:\tgzip"):
+            for line in status.splitlines():
+                if line.startswith("VmHWM:"):
+                    highest = max(highest, int(line.split()[1]))
+        done.wait(0.01)
+    peaks.append(highest)
+
+
+def runs_workload(client, workload):
+    """Whether `client` runs `workload` (the peers, the chain client and baselines sit some out)."""
+    if client == GZIP_CLIENT or workload in FILE_WORKLOADS:
+        return client in FILE_WORKLOADS.get(workload, ())
+    if client == "c-libcurl" and workload == "json-16-decoded":
+        return False  # the C limit has no JSON decoder
+    if workload in TLS_WORKLOADS and client in NO_TLS_CLIENTS:
+        return False
+    # The peers, and a baseline built before these workloads existed, sit them out.
+    if workload in STREAMING_ONLY and (client not in STREAMING_CLIENTS):
+        return False
+    if (client == CHAIN_CLIENT or "@" in client) and workload not in CHAIN_WORKLOADS:
+        return False
+    return True
 
 
 def make_certificates(work):
@@ -171,13 +343,14 @@ def build(smoke, out):
     if not smoke:
         subprocess.run(["swift", "build", "-c", "release", "--product", "bench-peers"] + static, cwd=HERE, check=True)
     os.makedirs(out, exist_ok=True)
-    subprocess.run(["gcc", "-O2", "-o", os.path.join(out, "bench-c"), os.path.join(HERE, "c-client", "bench.c"), "-lcurl"], check=True)
+    subprocess.run(["gcc", "-O2", "-o", os.path.join(out, "bench-c"), os.path.join(HERE, "c-client", "bench.c"), "-lcurl", "-lz"], check=True)
     release = os.path.join(HERE, ".build", "release")
     commands = {
         "curlew": [os.path.join(release, "bench-curlew"), "curlew"],
         CHAIN_CLIENT: [os.path.join(release, "bench-curlew"), CHAIN_CLIENT],
         "curlew-engine": [os.path.join(release, "bench-curlew"), "curlew-engine"],
         "c-libcurl": [os.path.join(out, "bench-c")],
+        GZIP_CLIENT: [GZIP_CLIENT],  # run by gzip_figures
     }
     if not smoke:
         commands["async-http-client"] = [os.path.join(release, "bench-peers"), "ahc"]
@@ -186,6 +359,8 @@ def build(smoke, out):
 
 
 def run_one(command, workload, scale, env):
+    if command == [GZIP_CLIENT]:
+        return gzip_figures(workload, scale, env)
     if workload in STREAM_WORKLOADS:
         base = f"https://127.0.0.1:{STREAM_PORT}"
     elif workload in H2_WORKLOADS:
@@ -244,6 +419,11 @@ def main():
     parser.add_argument("--baseline", help="also run Curlew's clients built from this git ref")
     args = parser.parse_args()
     workloads = args.workloads.split(",") if args.workloads else WORKLOADS
+    if args.smoke and not args.workloads:
+        workloads = [w for w in WORKLOADS if w not in NOT_IN_SMOKE]
+    unknown = [w for w in workloads if w not in WORKLOADS]
+    if unknown:
+        parser.error(f"unknown workloads {unknown}; known: {', '.join(WORKLOADS)}")
     saved = os.path.join(args.out, "results.json")
     if args.report:
         with open(saved) as f:
@@ -267,25 +447,23 @@ def main():
     ca, cert, key = start_nginx(work)
     env["BENCH_CA_FILE"] = ca
     stream_server = start_stream_server(cert, key) if any(w in STREAM_WORKLOADS for w in workloads) else None
+    downloads = make_files(work, workloads, env) if any(w in FILE_WORKLOADS for w in workloads) else None
     try:
         clients = list(commands)
         for round_index in range(rounds):
             for workload in workloads:
                 order = clients[round_index % len(clients):] + clients[:round_index % len(clients)]
                 for client in order:
-                    if client == "c-libcurl" and workload == "json-16-decoded":
-                        continue  # the C limit has no JSON decoder
-                    if workload in TLS_WORKLOADS and client in NO_TLS_CLIENTS:
-                        continue
-                    # The peers, and a baseline built before these workloads existed, sit them out.
-                    if workload in STREAMING_ONLY and (client not in STREAMING_CLIENTS):
-                        continue
-                    if (client == CHAIN_CLIENT or "@" in client) and workload not in CHAIN_WORKLOADS:
+                    if not runs_workload(client, workload):
                         continue
                     figures = run_one(commands[client], workload, scale, env)
+                    if downloads:
+                        # The clients delete each file they download; this catches what a failed run left.
+                        for name in os.listdir(downloads):
+                            os.unlink(os.path.join(downloads, name))
                     results.setdefault((workload, client), []).append(figures)
                     status = "ok" if figures["valid"] else "INVALID " + figures.get("first_error", "")
-                    print(f"round {round_index + 1} {workload:16} {client:18} {figures.get('rps', 0):10.0f} req/s  {status}", flush=True)
+                    print(f"round {round_index + 1} {workload:16} {client:18} {figures.get('rps', 0):10.0f} req/s {figures.get('mibps', 0):9.1f} MiB/s  {status}", flush=True)
                     if not figures["valid"]:
                         invalid.append((workload, client, figures.get("first_error", "")))
         counts = {}
@@ -301,6 +479,7 @@ def main():
                     print(f"instructions per request, {workload}, {client}: {counts[(workload, client)]}", flush=True)
     finally:
         stop_nginx(work)
+        remove_files(work)
         if stream_server:
             stream_server.kill()
     if args.smoke:
@@ -312,6 +491,9 @@ def main():
     if partial:
         # A partial or before/after run: print its table, leave BENCHMARKS.md alone.
         print("\n".join(table(results, clients, workloads)))
+        targets = target_lines(results)
+        if targets:
+            print("\n".join([""] + targets))
         for (workload, client), count in counts.items():
             print(f"instructions per request, {workload}, {client}: {count:,.0f}" if count else f"{workload} {client}: n/a")
         return
@@ -331,7 +513,10 @@ def draw_chart(chart, decoded, path):
     except ImportError:
         print("matplotlib not installed: chart not regenerated")
         return
-    names = [w for w in WORKLOADS if w != "json-16-decoded" and w not in STREAM_WORKLOADS]
+    # The workloads some client runs beside the C client (not the slow-reading server's, nor those
+    # compared with something else: progress with the plain download, the compressed upload with gzip).
+    names = [w for w in WORKLOADS if w != "json-16-decoded" and w not in STREAM_WORKLOADS and w not in REFERENCE
+             and w != "download-file-256m-progress"]
     fig, (ax, right) = plt.subplots(1, 2, figsize=(13, 4.5), gridspec_kw={"width_ratios": [5, 1.3]})
     width = 0.8 / max(1, len(chart))
     for i, (client, values) in enumerate(sorted(chart.items())):
@@ -360,7 +545,7 @@ def table(results, clients, workloads):
     lines = ["| workload | client | req/s (min–max) | × C limit | × async-http-client | MiB/s | p50 µs | p99 µs | CPU µs/req | CPU % | loop CPU µs/req | idle RSS MiB | peak RSS MiB | connections |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for workload in workloads:
-        c_rps = median_of(results.get((workload, "c-libcurl"), []), "rps")[0]
+        c_rps = median_of(results.get((workload, REFERENCE.get(workload, "c-libcurl")), []), "rps")[0]
         ahc_rps = median_of(results.get((workload, "async-http-client"), []), "rps")[0]
         for client in clients:
             runs = results.get((workload, client))
@@ -384,6 +569,69 @@ def table(results, clients, workloads):
     return lines
 
 
+def target_lines(results):
+    """Issue 15's targets, each with its figures from this run and whether it holds (a Markdown table)."""
+    def mibps(workload, client):
+        return median_of(results.get((workload, client), []), "mibps")[0]
+
+    def ratio_row(target, workload, client, reference, minimum, note=""):
+        """`minimum` None: a measurement without a target."""
+        ours, theirs = mibps(workload, client), mibps(workload, reference)
+        if ours is None or theirs is None:
+            return None
+        ratio = ours / theirs
+        holds = "(measured)" if minimum is None else "yes" if ratio >= minimum else "no"
+        return f"| {target} | {ours:,.1f} vs {theirs:,.1f} MiB/s = {ratio:.2f}×{note} | {holds} |"
+
+    def growth(workload, client, limit_mib):
+        runs = [r for r in results.get((workload, client), []) if r.get("valid") and r.get("idle_rss_kib") is not None]
+        if not runs:
+            return None
+        grown = statistics.median((r["peak_rss_kib"] - r["idle_rss_kib"]) / 1024 for r in runs)
+        peak = statistics.median(r["peak_rss_kib"] / 1024 for r in runs)
+        idle = statistics.median(r["idle_rss_kib"] / 1024 for r in runs)
+        return f"| …its peak RSS ≤ idle + {limit_mib} MiB | +{grown:,.1f} MiB (peak {peak:,.1f}, idle {idle:,.1f}) | {'yes' if grown <= limit_mib else 'no'} |"
+
+    engine = "curlew-engine"
+
+    def progress_row():
+        # Paired by round (the two run one after the other, so the machine's drift cancels): the median of
+        # the rounds' ratios.
+        plain, observed = mibps("download-file-256m", engine), mibps("download-file-256m-progress", engine)
+        pairs = [(o["mibps"], p["mibps"]) for o, p in zip(results.get(("download-file-256m-progress", engine), []),
+                                                          results.get(("download-file-256m", engine), []))
+                 if o.get("valid") and p.get("valid")]
+        if not pairs:
+            return None
+        ratio = statistics.median(o / p for o, p in pairs)
+        updates = median_of(results.get(("download-file-256m-progress", engine), []), "progress_updates_per_request")[0]
+        seen = f"; {updates:,.0f} updates per download" if updates is not None else ""
+        return (f"| …observed through `downloadWithProgress`, every update read: within 3% of the download without progress "
+                f"| {observed:,.1f} vs {plain:,.1f} MiB/s; median of the rounds' ratios {ratio:.3f}×{seen} | {'yes' if ratio >= 0.97 else 'no'} |")
+
+    rows = [
+        ratio_row("256 MiB downloaded to a file (`download(_:to:)`) ≥ 0.9× the C client writing with write(2) and renaming",
+                  "download-file-256m", engine, "c-libcurl", 0.9),
+        growth("download-file-256m", engine, 16),
+        ratio_row("…with `syncsBeforeMove` (fsync the file, then the folder), against the C client doing the same",
+                  "download-file-256m-fsync", engine, "c-libcurl", None),
+        progress_row(),
+        ratio_row("256 MiB uploaded from a file (`RequestBody.file`) ≥ 0.9× the C client reading it in `READFUNCTION`",
+                  "upload-file-256m", engine, "c-libcurl", 0.9),
+        ratio_row("64 MiB JSON file uploaded gzipped at level 1 (`requestCompression: .gzip(level: 1)`): input rate ≥ 0.9× `gzip -1 -c file > /dev/null`",
+                  "gzip-json-64m", engine, GZIP_CLIENT, 0.9,
+                  f" (libcurl + zlib level 1 in `READFUNCTION`: {zlib:,.1f})" if (zlib := mibps("gzip-json-64m", "c-libcurl")) else ""),
+    ]
+    rows = [row for row in rows if row]
+    if not rows:
+        return []
+    return ["## Targets (issue 15: files, request compression, progress)", "",
+            "The bare engine (these are its APIs); MiB/s are medians over the rounds. The files are on the file system "
+            "of the run's temp folder; each download is deleted after it is checked. In the table above, "
+            "gzip-json-64m's “× C limit” is relative to `gzip -1` (its MiB/s count the uncompressed input).", "",
+            "| target | figure | holds |", "| --- | --- | --- |"] + rows
+
+
 def write_report(results, counts, invalid, clients, rounds):
     machine = f"{platform.node()} · {os.cpu_count()} cores · {platform.platform()} · " + \
         subprocess.run(["curl", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
@@ -394,7 +642,7 @@ def write_report(results, counts, invalid, clients, rounds):
     chart = {}
     decoded = {}
     for workload in WORKLOADS:
-        c_rps = median_of(results.get((workload, "c-libcurl"), []), "rps")[0]
+        c_rps = median_of(results.get((workload, REFERENCE.get(workload, "c-libcurl")), []), "rps")[0]
         ahc_rps = median_of(results.get((workload, "async-http-client"), []), "rps")[0]
         for client in clients:
             runs = results.get((workload, client))
@@ -406,7 +654,8 @@ def write_report(results, counts, invalid, clients, rounds):
                 continue
             ratio_c = f"{rps / c_rps:.2f}" if c_rps else ""
             ratio_ahc = f"{rps / ahc_rps:.2f}" if ahc_rps else ""
-            chart.setdefault(client, {})[workload] = rps / c_rps if c_rps else None
+            if workload not in REFERENCE:
+                chart.setdefault(client, {})[workload] = rps / c_rps if c_rps else None
             if workload == "json-16-decoded" and ahc_rps:
                 decoded[client] = rps / ahc_rps
             mib = median_of(runs, "mibps")[0]
@@ -420,6 +669,9 @@ def write_report(results, counts, invalid, clients, rounds):
             idle_cell = f"{idle / 1024:,.1f}" if idle is not None else ""
             percent_cell = f"{percent:,.1f}" if percent is not None else ""
             lines.append(f"| {workload} | {client} | {rps:,.0f} ({low:,.0f}–{high:,.0f}) | {ratio_c} | {ratio_ahc} | {mib:,.1f} | {p50:,.0f} | {p99:,.0f} | {cpu:,.1f} | {percent_cell} | {idle_cell} | {rss / 1024:,.1f} | {conns:,.0f} |")
+    targets = target_lines(results)
+    if targets:
+        lines += [""] + targets
     if counts:
         lines += ["", "## Instructions per request (callgrind: difference of runs at 4,000 and 12,000 requests; median of 3 for Curlew and C, one run for the peers)", "",
                   "| workload | client | instructions | × C limit |", "| --- | --- | ---: | ---: |"]

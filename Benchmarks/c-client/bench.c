@@ -4,16 +4,26 @@
  * usage: bench-c WORKLOAD BASE_URL [SCALE]   (same workloads and JSON output as the Swift clients) */
 #define _GNU_SOURCE
 #include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
-typedef struct { const char *name, *path, *method; long concurrency, requests, expected; int post; long connections; int tls, fresh, noresume, h2, stream; long long upload; int upload_unknown; } workload;
+typedef struct {
+    const char *name, *path, *method; long concurrency, requests, expected; int post; long connections; int tls, fresh, noresume, h2, stream; long long upload; int upload_unknown;
+    /* Files (issue 15): the body written to a file (2: fsync before the rename, and the directory after);
+       the upload read from the file BENCH_UPLOAD_FILE (`upfile`) or BENCH_JSON_FILE gzipped on the fly at
+       level 1 (`gzip`, chunked). */
+    int tofile, upfile, gzip;
+} workload;
 
 typedef struct {
     CURL *easy;
@@ -24,6 +34,12 @@ typedef struct {
     /* The body is kept in memory, as every Swift client does: a buffer that grows by doubling. */
     char *body;
     size_t capacity;
+    /* File workloads: the temporary file being written (opened at the first body bytes, as Curlew
+       opens its own when the head arrives), the upload file being read, the gzip stream. */
+    int fd, upload_fd;
+    z_stream z;
+    int z_done, z_eof;
+    unsigned char *z_in;
 } slot;
 
 static int epfd;
@@ -55,6 +71,96 @@ static size_t on_read(char *buffer, size_t s, size_t n, void *u) {
     memcpy(buffer, upload_chunk, want);
     t->sent += (long long)want;
     return want;
+}
+
+/* Downloads to a file: the temporary file beside the destination, written with write(2) in the write
+   callback (libcurl's default 16 KiB pieces); renamed into place when complete. */
+static const char *file_dir = ".";
+static char temp_path[4096], dest_path[4096];
+static int sync_file;
+
+static size_t on_write_file(char *p, size_t s, size_t n, void *u) {
+    slot *t = u;
+    size_t len = s * n, done = 0;
+    if (t->fd < 0) {
+        t->fd = open(temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (t->fd < 0) { perror(temp_path); return 0; }
+    }
+    while (done < len) {
+        ssize_t w = write(t->fd, p + done, len - done);
+        if (w < 0) { if (errno == EINTR) continue; perror("write"); return 0; }
+        done += (size_t)w;
+    }
+    t->bytes += (long)len;
+    return len;
+}
+
+/* Completes a download: (fsync,) close, rename into place (, fsync the directory); checks the size and
+   deletes the file, so every request writes a new one. Returns 0 when all went well. */
+static int finish_file(slot *t, long expected) {
+    int failed = 0;
+    if (t->fd < 0) return 1;
+    if (sync_file && fsync(t->fd) != 0) failed = 1;
+    if (close(t->fd) != 0) failed = 1;
+    t->fd = -1;
+    if (rename(temp_path, dest_path) != 0) { perror("rename"); unlink(temp_path); return 1; }
+    if (sync_file) {
+        int dir = open(file_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0 || fsync(dir) != 0) failed = 1;
+        if (dir >= 0) close(dir);
+    }
+    struct stat info;
+    if (stat(dest_path, &info) != 0 || info.st_size != expected) failed = 1;
+    unlink(dest_path);
+    return failed;
+}
+
+/* Uploads from a file: read(2) straight into libcurl's upload buffer. */
+static size_t on_read_file(char *buffer, size_t s, size_t n, void *u) {
+    slot *t = u;
+    for (;;) {
+        ssize_t r = read(t->upload_fd, buffer, s * n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return CURL_READFUNC_ABORT;
+        t->sent += r;
+        return (size_t)r;
+    }
+}
+
+/* Compressed uploads: the file read 64 KiB at a time and deflated (gzip wrapper, level 1) into
+   libcurl's upload buffer until it is full; the length is unknown, so HTTP/1.1 sends it chunked. */
+static size_t on_read_gzip(char *buffer, size_t s, size_t n, void *u) {
+    slot *t = u;
+    if (t->z_done) return 0;
+    t->z.next_out = (unsigned char *)buffer;
+    t->z.avail_out = (uInt)(s * n);
+    while (t->z.avail_out > 0) {
+        if (t->z.avail_in == 0 && !t->z_eof) {
+            ssize_t r = read(t->upload_fd, t->z_in, 64 * 1024);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) return CURL_READFUNC_ABORT;
+            if (r == 0) t->z_eof = 1;
+            else { t->z.next_in = t->z_in; t->z.avail_in = (uInt)r; t->sent += r; }
+        }
+        int rc = deflate(&t->z, t->z_eof ? Z_FINISH : Z_NO_FLUSH);
+        if (rc == Z_STREAM_END) { t->z_done = 1; break; }
+        if (rc != Z_OK && rc != Z_BUF_ERROR) return CURL_READFUNC_ABORT;
+    }
+    return s * n - t->z.avail_out;
+}
+
+/* Opens the upload file (and the gzip stream) for a new request. */
+static int start_upload_file(slot *t, const workload *w, const char *file) {
+    if (t->upload_fd >= 0) close(t->upload_fd);
+    t->upload_fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (t->upload_fd < 0) { perror(file); return -1; }
+    if (w->gzip) {
+        if (t->z_in) deflateEnd(&t->z); else t->z_in = malloc(64 * 1024);
+        memset(&t->z, 0, sizeof t->z);
+        if (deflateInit2(&t->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
+        t->z_done = 0; t->z_eof = 0;
+    }
+    return 0;
 }
 
 static size_t on_write(char *p, size_t s, size_t n, void *u) {
@@ -95,6 +201,7 @@ int main(int argc, char **argv) {
     long users = getenv("BENCH_USERS_LENGTH") ? atol(getenv("BENCH_USERS_LENGTH")) : 0;
     long c10k = (long)(10000 * (scale * 10 < 1 ? scale * 10 : 1)); if (c10k < 2) c10k = 2;
 #define N(x) ((long)((x) * scale) > 0 ? (long)((x) * scale) : 1)
+#define FOUR ((long)(4 * scale) > 0 ? (long)(4 * scale) : 1)
     workload all[] = {
         {"small-get-1", "/small", "GET", 1, N(20000), 106, 0},
         {"small-get-64", "/small", "GET", 64, N(100000), 106, 0},
@@ -117,6 +224,13 @@ int main(int argc, char **argv) {
         {"stream-upload-256m", "/upload", "POST", 1, (long)(4 * scale) > 0 ? (long)(4 * scale) : 1, 2, 0, 0, 0, 0, 0, 0, 0, 256LL * 1024 * 1024},
         {"h2-upload-slow-known", "/slow-read?rate=1048576", "POST", 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0},
         {"h2-upload-slow-unknown", "/slow-read?rate=1048576", "POST", 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1},
+        /* Files (issue 15): the 256 MiB body written to a file and renamed into place (fsync: the file
+           before the rename, the directory after); a 256 MiB file uploaded through READFUNCTION; a 64 MiB
+           JSON file gzipped at level 1 while it is sent (the upload length is the file's, set below). */
+        {.name = "download-file-256m", .path = "/big", .method = "GET", .concurrency = 1, .requests = FOUR, .expected = 256L * 1024 * 1024, .tofile = 1},
+        {.name = "download-file-256m-fsync", .path = "/big", .method = "GET", .concurrency = 1, .requests = FOUR, .expected = 256L * 1024 * 1024, .tofile = 2},
+        {.name = "upload-file-256m", .path = "/upload", .method = "POST", .concurrency = 1, .requests = FOUR, .expected = 2, .upfile = 1},
+        {.name = "gzip-json-64m", .path = "/upload", .method = "POST", .concurrency = 1, .requests = FOUR, .expected = 2, .upload_unknown = 1, .gzip = 1},
     };
     workload *w = NULL;
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) if (!strcmp(all[i].name, argv[1])) w = &all[i];
@@ -128,6 +242,20 @@ int main(int argc, char **argv) {
         w->upload = mib << 20;
         char reply[64];
         w->expected = snprintf(reply, sizeof reply, "{\"received\": %lld}", w->upload);
+    }
+    /* File workloads: where downloads go, and the file an upload reads (its length is the upload's). */
+    const char *upload_file = NULL;
+    if (getenv("BENCH_FILE_DIR")) file_dir = getenv("BENCH_FILE_DIR");
+    if (w->tofile) {
+        sync_file = w->tofile == 2;
+        snprintf(dest_path, sizeof dest_path, "%s/download-c-%d", file_dir, (int)getpid());
+        snprintf(temp_path, sizeof temp_path, "%s/.download-c-%d.%08lx.download", file_dir, (int)getpid(), (unsigned long)random());
+    }
+    if (w->upfile || w->gzip) {
+        upload_file = getenv(w->gzip ? "BENCH_JSON_FILE" : "BENCH_UPLOAD_FILE");
+        struct stat info;
+        if (!upload_file || stat(upload_file, &info) != 0) { fprintf(stderr, "no upload file (BENCH_UPLOAD_FILE / BENCH_JSON_FILE)\n"); return 2; }
+        w->upload = info.st_size;
     }
     upload_total = w->upload;
     memset(upload_chunk, 'a', sizeof upload_chunk);
@@ -147,6 +275,7 @@ int main(int argc, char **argv) {
     registered = calloc(1 << 20, 1); wanted = calloc(1 << 20, 1);
     epfd = epoll_create1(EPOLL_CLOEXEC);
     struct curl_slist *headers = w->post ? curl_slist_append(curl_slist_append(NULL, "Content-Type: application/json"), "Expect:")
+        : w->gzip ? curl_slist_append(curl_slist_append(curl_slist_append(NULL, "Content-Type: application/json"), "Content-Encoding: gzip"), "Expect:")
         : w->upload ? curl_slist_append(curl_slist_append(NULL, "Content-Type: application/octet-stream"), "Expect:") : NULL;
     /* A new connection per request: the server closes after answering. */
     if (w->fresh) headers = curl_slist_append(headers, "Connection: close");
@@ -170,7 +299,8 @@ int main(int argc, char **argv) {
         slots[i].easy = e;
         curl_easy_setopt(e, CURLOPT_URL, url);
         curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, w->stream ? on_write_discard : on_write);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, w->tofile ? on_write_file : w->stream ? on_write_discard : on_write);
+        slots[i].fd = slots[i].upload_fd = -1;
         curl_easy_setopt(e, CURLOPT_WRITEDATA, &slots[i]);
         curl_easy_setopt(e, CURLOPT_PRIVATE, &slots[i]);
         curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close);
@@ -187,11 +317,12 @@ int main(int argc, char **argv) {
         if (w->post) { curl_easy_setopt(e, CURLOPT_POSTFIELDS, post_body); curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)sizeof post_body); }
         if (w->upload) {
             curl_easy_setopt(e, CURLOPT_POST, 1L);
-            curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
+            curl_easy_setopt(e, CURLOPT_READFUNCTION, w->gzip ? on_read_gzip : w->upfile ? on_read_file : on_read);
             curl_easy_setopt(e, CURLOPT_READDATA, &slots[i]);
             curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, w->upload_unknown ? (curl_off_t)-1 : (curl_off_t)w->upload);
         }
         slots[i].started = now();
+        if (upload_file && start_upload_file(&slots[i], w, upload_file) != 0) return 1;
         curl_multi_add_handle(multi, e);
         started++;
     }
@@ -213,11 +344,18 @@ int main(int argc, char **argv) {
             curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&s);
             curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &code);
             if (m->data.result != CURLE_OK || code != 200 || s->bytes != w->expected) errors++;
+            if (w->tofile && finish_file(s, w->expected) != 0) errors++;
+            if (upload_file && s->sent != w->upload) errors++;
             latencies[completed++] = now() - s->started;
             CURL *e = m->easy_handle;
             curl_multi_remove_handle(multi, e);
             free(s->body); s->body = NULL; s->capacity = 0; s->bytes = 0; s->sent = 0; /* handed to the caller */
-            if (started < w->requests) { s->started = now(); curl_multi_add_handle(multi, e); started++; }
+            if (started < w->requests) {
+                s->started = now();
+                if (upload_file && start_upload_file(s, w, upload_file) != 0) return 1;
+                curl_multi_add_handle(multi, e);
+                started++;
+            }
         }
     }
     double seconds = now() - t0;

@@ -38,6 +38,10 @@ CURLcode curlew_easy_setopt_seek_callback(CURL *easy, curlew_seek_callback callb
     return curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, callback);
 }
 
+CURLcode curlew_easy_setopt_xferinfo_callback(CURL *easy, curlew_xferinfo_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, callback);
+}
+
 CURLcode curlew_easy_setopt_trailer_callback(CURL *easy, curlew_trailer_callback callback) {
     return curl_easy_setopt(easy, CURLOPT_TRAILERFUNCTION, callback);
 }

@@ -33,7 +33,7 @@ package struct StreamServerOptions: Sendable {
 
 /// `stream_server.py` on 127.0.0.1: see the script's documentation for its routes (`/bytes`, `/bomb`,
 /// `/echo`, `/speak`, `/trailers`, `/request`, `/early`, `/redirect`, `/slow-read`, `/stall`,
-/// `/stall-body`, `/drip`, `/stats`).
+/// `/stall-body`, `/drip`, `/file`, `/inflate`, `/hold`, `/release`, `/trickle`, `/log`, `/stats`).
 package final class StreamTestServer: Sendable {
     package let isTLS: Bool
     private let server: ScriptServer

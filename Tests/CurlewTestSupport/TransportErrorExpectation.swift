@@ -5,12 +5,13 @@ import HTTPTypes
 import Testing
 
 /// Expects `operation` to throw a TransportError and returns it.
-package func transportError(
-    _ operation: () async throws -> TransportResponse, sourceLocation: SourceLocation = #_sourceLocation
+package func transportError<Result>(
+    _ operation: () async throws -> Result, sourceLocation: SourceLocation = #_sourceLocation
 ) async -> TransportError? {
     do {
-        let response = try await operation()
-        Issue.record("expected a TransportError, got status \(response.status.code)", sourceLocation: sourceLocation)
+        let result = try await operation()
+        let got = (result as? TransportResponse).map { "status \($0.status.code)" } ?? "\(result)"
+        Issue.record("expected a TransportError, got \(got)", sourceLocation: sourceLocation)
         return nil
     } catch let error as TransportError {
         return error

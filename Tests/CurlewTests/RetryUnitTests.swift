@@ -2,6 +2,7 @@
 // buckets and keys, and which requests and failures RetryPolicy allows to be sent again.
 
 @testable import Curlew
+import CurlewEngine
 import Foundation
 import Testing
 
@@ -154,20 +155,20 @@ import Testing
     @Test func httpDatesParseToTheExactInstant() {
         // RFC 9110's example in its three forms: 784111777 seconds after the epoch.
         let expected = Date(timeIntervalSince1970: 784_111_777)
-        #expect(RetryAfter.httpDate("Sun, 06 Nov 1994 08:49:37 GMT", now: Self.now) == expected)
-        #expect(RetryAfter.httpDate("Sunday, 06-Nov-94 08:49:37 GMT", now: Self.now) == expected)
-        #expect(RetryAfter.httpDate("Sun Nov  6 08:49:37 1994", now: Self.now) == expected)
-        #expect(RetryAfter.httpDate("Tue, 14 Nov 2023 22:13:20 GMT", now: Self.now) == Self.now)
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT", now: Self.now) == expected)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT", now: Self.now) == expected)
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994", now: Self.now) == expected)
+        #expect(HTTPDate.parse("Tue, 14 Nov 2023 22:13:20 GMT", now: Self.now) == Self.now)
         // Month names in any case.
-        #expect(RetryAfter.httpDate("Tue, 14 NOV 2023 22:13:20 GMT", now: Self.now) == Self.now)
+        #expect(HTTPDate.parse("Tue, 14 NOV 2023 22:13:20 GMT", now: Self.now) == Self.now)
         // Leap day.
-        #expect(RetryAfter.httpDate("Thu, 29 Feb 2024 00:00:00 GMT", now: Self.now) == Date(timeIntervalSince1970: 1_709_164_800))
+        #expect(HTTPDate.parse("Thu, 29 Feb 2024 00:00:00 GMT", now: Self.now) == Date(timeIntervalSince1970: 1_709_164_800))
     }
 
     @Test func rfc850TwoDigitYearsAreNeverMoreThanFiftyYearsAhead() {
         // now is 2023: 50 → 2050 (27 years ahead), 80 → 1980 (2080 would be 57 years ahead), 99 → 1999.
         func parsed(_ twoDigits: String) -> Date? {
-            RetryAfter.httpDate("Monday, 01-Jan-\(twoDigits) 00:00:00 GMT", now: Self.now)
+            HTTPDate.parse("Monday, 01-Jan-\(twoDigits) 00:00:00 GMT", now: Self.now)
         }
         #expect(parsed("23") == Date(timeIntervalSince1970: 1_672_531_200))  // 2023-01-01
         #expect(parsed("50") == Date(timeIntervalSince1970: 2_524_608_000))  // 2050-01-01

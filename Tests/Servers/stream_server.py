@@ -64,6 +64,47 @@ Routes (the same over both protocols):
         200, N bytes of `A`, then nothing more.
     GET /drip?n=N&interval=MS&size=S
         200, then N chunks of S bytes of `A`, MS milliseconds apart.
+    GET /file?n=N[&key=K][&etag=E[&weak=1]][&last-modified=1|T[&date-offset=S]][&pace=B][&chunk=C]
+             [&encoding=gzip|deflate][&length=0|1][&status=S][&cut=K][&claim=M][&wrong-range=1]
+        A downloadable resource of N pattern bytes (byte i is i % 251) with Content-Length (identity;
+        length=0: chunked over HTTP/1.1), Accept-Ranges: bytes, and as asked: ETag "E" (W/"E" with
+        weak=1), Last-Modified (1: 14 Nov 2023 22:13:20 GMT, else the Unix time T) with Date that many
+        seconds later (date-offset, default 86400). Honours `Range: bytes=A-` for GET with identity
+        coding, after `If-Range` as RFC 9110 §13.1.5 says (an entity tag matches a strong ETag compared
+        strongly; a date matches an equal Last-Modified only when Date is at least 1 s later): 206 with
+        Content-Range: bytes A-(N-1)/N and bytes A.., or 416 with Content-Range: bytes */N (and a short
+        text body) when A >= N; a false If-Range or another Range form: 200 and the whole body.
+        `wrong-range=1` answers a 206 that starts at A/2 instead. `encoding` compresses the body
+        (Range ignored; chunked unless length=1). `status=S` answers S with the body, ignoring Range.
+        The body is written C bytes at a time (default 65536), one write per C/B seconds with pace=B.
+        `cut=K` closes the connection after K body bytes; `claim=M` sends Content-Length: M instead and
+        closes the connection after the body when M is larger. Response fields X-Seen-Range,
+        X-Seen-If-Range and X-Seen-Accept-Encoding echo the request's, when sent. With key=K, every
+        parameter `then-X` (an empty value: absent) replaces X for the resource's later requests (a
+        changed version, or a cut only the first time), and each request is logged under K (see /log):
+        {"method", "range", "if_range", "accept_encoding", "status", "sent": body bytes written,
+        "connection", "request"}.
+    POST|PUT /inflate[?key=K][&status=S&to=PATH][&drop-once=T]
+        Reads the whole body, undoes its Content-Encoding (gzip; deflate: the zlib format only; none:
+        the body as it is) and answers S (default 200; with Location: PATH when `to` is given) with JSON
+        {"method", "content_encoding", "content_length" (the field as a number, or null),
+        "transfer_encoding", "wire_length": bytes received, "decoded_length", "sha256" and "crc32" of
+        the decoded bytes, "complete": the coding's stream ended exactly at the body's end, "error":
+        null or why decoding failed, "connection", "request"}, also logged under K. drop-once=T as for
+        /request.
+    POST|PUT /hold?key=K&after=B
+        Reads B bytes of the body (the HTTP/1.1 socket's receive buffer shrunk to 64 KiB first, so the
+        client can run ahead only by its own send buffer), logs {"event": "holding", "received"} under
+        K, waits (up to 30 s) for /release?key=K, then reads the rest and answers JSON {"received",
+        "sha256"} (logged with "event": "done"); a body that breaks off (a closed connection, a reset
+        stream) is logged as "failed".
+    POST|PUT /trickle?rate=B
+        As /slow-read, with the HTTP/1.1 socket's receive buffer shrunk to 64 KiB first, so that the
+        client's sending follows the reads.
+    ANY /release?key=K
+        Lets the /hold of key K read on.
+    GET /log?key=K
+        The JSON list of what /file, /inflate and /hold logged under key K, in order.
     GET /stats (and the `stats` command)
         {"connections": accepted, "requests": n, "protocol_errors": [...], "dropped": [tags],
         "tags": {T: {"written": bytes the kernel accepted on that exchange's connection so far (over
@@ -74,12 +115,15 @@ Routes (the same over both protocols):
 """
 
 import argparse
+import email.utils
 import faulthandler
 import fcntl
+import hashlib
 import json
 import os
 import queue
 import random
+import re
 import select
 import signal
 import socket
@@ -100,9 +144,10 @@ import h2.exceptions
 import h2.settings
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-REASONS = {200: "OK", 301: "Moved Permanently", 302: "Found", 303: "See Other", 307: "Temporary Redirect",
-           308: "Permanent Redirect", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
-           405: "Method Not Allowed", 413: "Content Too Large", 500: "Internal Server Error"}
+REASONS = {200: "OK", 206: "Partial Content", 301: "Moved Permanently", 302: "Found", 303: "See Other",
+           307: "Temporary Redirect", 308: "Permanent Redirect", 400: "Bad Request", 401: "Unauthorized",
+           404: "Not Found", 405: "Method Not Allowed", 413: "Content Too Large", 416: "Range Not Satisfiable",
+           500: "Internal Server Error"}
 STOPPING = threading.Event()
 
 
@@ -339,17 +384,22 @@ def route_trailers(exchange, query):
     exchange.finish([("x-trailer-one", "first-value"), ("x-trailer-two", "second-value"), ("x-checksum", "abc123")])
 
 
+def drop_once(exchange, tag):
+    """With a tag: the first such request on a connection that already served one closes the connection."""
+    if not tag:
+        return
+    with STATS.lock:
+        drop = tag not in STATS.dropped_tags and exchange.request_number > 1
+        if drop:
+            STATS.dropped_tags.add(tag)
+            STATS.dropped.append(tag)
+    if drop:
+        raise Dropped()
+
+
 def route_request(exchange, query):
     body = exchange.read_all()
-    tag = query.get("drop-once")
-    if tag:
-        with STATS.lock:
-            drop = tag not in STATS.dropped_tags and exchange.request_number > 1
-            if drop:
-                STATS.dropped_tags.add(tag)
-                STATS.dropped.append(tag)
-        if drop:
-            raise Dropped()
+    drop_once(exchange, query.get("drop-once"))
     headers = {}
     for name, value in exchange.headers:
         headers.setdefault(name, []).append(value)
@@ -430,10 +480,233 @@ def route_stats(exchange, query):
     exchange.respond(200, [("content-type", "application/json")], json.dumps(STATS.snapshot()).encode())
 
 
+# Resources logged per key (/file, /inflate, /hold, /log): what each request asked for and got.
+KEY_COUNTS = {}
+KEY_LOGS = {}
+HOLDS = {}
+# Tue, 14 Nov 2023 22:13:20 GMT: the Last-Modified of /file?last-modified=1.
+LAST_MODIFIED = 1700000000
+
+
+def log_entry(key, entry):
+    if key:
+        with STATS.lock:
+            KEY_LOGS.setdefault(key, []).append(entry)
+
+
+def keyed_query(query):
+    """The query as this request of its key sees it: `then-X` replaces X after the first; empty is absent."""
+    key = query.get("key")
+    count = 1
+    if key:
+        with STATS.lock:
+            count = KEY_COUNTS.get(key, 0) + 1
+            KEY_COUNTS[key] = count
+    effective = {name: value for name, value in query.items() if not name.startswith("then-")}
+    if count > 1:
+        effective.update({name[5:]: value for name, value in query.items() if name.startswith("then-")})
+    return {name: value for name, value in effective.items() if value != ""}
+
+
+def request_header(exchange, name):
+    return next((value for field, value in exchange.headers if field == name), None)
+
+
+def if_range_holds(value, etag, last_modified, date):
+    """RFC 9110 §13.1.5: a strong entity-tag comparison, or an exact date of a strong Last-Modified."""
+    value = value.strip()
+    if value.startswith('"') or value.startswith("W/"):
+        return etag is not None and not etag.startswith("W/") and not value.startswith("W/") and value == etag
+    if last_modified is None or date is None or date - last_modified < 1:
+        return False
+    return value == email.utils.formatdate(last_modified, usegmt=True)
+
+
+def route_file(exchange, query):
+    exchange.read_all()
+    query = keyed_query(query)
+    key = query.get("key")
+    total = int(query.get("n", "0"))
+    chunk = max(1, int(query.get("chunk", "65536")))
+    pace = int(query.get("pace", "0"))
+    encoding = query.get("encoding", "identity")
+    seen_range = request_header(exchange, "range")
+    seen_if_range = request_header(exchange, "if-range")
+    seen_encoding = request_header(exchange, "accept-encoding")
+    headers = [("content-type", "application/octet-stream"), ("accept-ranges", "bytes")]
+    etag = None
+    if "etag" in query:
+        etag = ("W/" if query.get("weak") == "1" else "") + '"' + query["etag"] + '"'
+        headers.append(("etag", etag))
+    last_modified = date = None
+    if "last-modified" in query:
+        last_modified = LAST_MODIFIED if query["last-modified"] == "1" else int(query["last-modified"])
+        date = last_modified + int(query.get("date-offset", "86400"))
+        headers += [("last-modified", email.utils.formatdate(last_modified, usegmt=True)),
+                    ("date", email.utils.formatdate(date, usegmt=True))]
+    for name, value in (("x-seen-range", seen_range), ("x-seen-if-range", seen_if_range),
+                        ("x-seen-accept-encoding", seen_encoding)):
+        if value is not None:
+            headers.append((name, value))
+    status = int(query.get("status", "200"))
+    start = 0
+    ranged = status == 200 and encoding == "identity" and exchange.method == "GET" and seen_range is not None
+    match = re.fullmatch(r"bytes=(\d+)-", seen_range.strip()) if ranged else None
+    if match and (seen_if_range is None or if_range_holds(seen_if_range, etag, last_modified, date)):
+        first = int(match.group(1))
+        if first >= total:
+            body = b"range not satisfiable"
+            exchange.respond(416, headers + [("content-range", f"bytes */{total}")], body)
+            log_entry(key, {"method": exchange.method, "range": seen_range, "if_range": seen_if_range,
+                            "accept_encoding": seen_encoding, "status": 416, "sent": len(body),
+                            "connection": exchange.connection.number, "request": exchange.request_number})
+            return
+        start = first // 2 if query.get("wrong-range") == "1" else first
+        status = 206
+        headers.append(("content-range", f"bytes {start}-{total - 1}/{total}"))
+    body = pattern(start, total - start)
+    if encoding in ("gzip", "deflate"):
+        compressor = zlib.compressobj(6, zlib.DEFLATED, 31 if encoding == "gzip" else 15)
+        body = compressor.compress(body) + compressor.flush()
+        headers.append(("content-encoding", encoding))
+        if query.get("length") == "1":
+            headers.append(("content-length", str(len(body))))
+    elif query.get("length") != "0":
+        headers.append(("content-length", query.get("claim", str(len(body)))))
+    cut = int(query["cut"]) if "cut" in query else None
+    entry = {"method": exchange.method, "range": seen_range, "if_range": seen_if_range,
+             "accept_encoding": seen_encoding, "status": status, "sent": 0,
+             "connection": exchange.connection.number, "request": exchange.request_number}
+    log_entry(key, entry)
+    exchange.send_head(status, headers)
+    offset = 0
+    while offset < len(body):
+        piece = body[offset:offset + chunk]
+        if cut is not None:
+            piece = piece[:max(0, cut - offset)]
+            if not piece:
+                break
+        exchange.write(piece)
+        offset += len(piece)
+        with STATS.lock:
+            entry["sent"] = offset
+        if pace and offset < len(body):
+            time.sleep(len(piece) / pace)
+    if (cut is not None and cut < len(body)) or int(query.get("claim", "0")) > len(body):
+        if exchange.protocol == "h2":
+            # What was written is still queued for the connection's I/O thread: sent before it closes.
+            deadline = time.monotonic() + 5
+            with exchange.server.lock:
+                while exchange.server.outbound and not exchange.server.closed and time.monotonic() < deadline:
+                    exchange.server.lock.wait(0.1)
+        raise Dropped()
+    exchange.finish()
+
+
+def route_inflate(exchange, query):
+    key = query.get("key")
+    wire = exchange.read_all()
+    drop_once(exchange, query.get("drop-once"))
+    coding = request_header(exchange, "content-encoding")
+    length = request_header(exchange, "content-length")
+    decoded, error, complete = wire, None, True
+    if coding:
+        try:
+            if coding.lower() not in ("gzip", "deflate"):
+                raise zlib.error(f"unknown coding {coding}")
+            decompressor = zlib.decompressobj(31 if coding.lower() == "gzip" else 15)
+            decoded = decompressor.decompress(wire) + decompressor.flush()
+            complete = decompressor.eof and not decompressor.unused_data
+        except zlib.error as failure:
+            decoded, error, complete = b"", str(failure), False
+    report = {"method": exchange.method, "content_encoding": coding,
+              "content_length": int(length) if length is not None else None,
+              "transfer_encoding": request_header(exchange, "transfer-encoding"), "wire_length": len(wire),
+              "decoded_length": len(decoded), "sha256": hashlib.sha256(decoded).hexdigest(),
+              "crc32": zlib.crc32(decoded), "complete": complete, "error": error,
+              "connection": exchange.connection.number, "request": exchange.request_number}
+    log_entry(key, report)
+    headers = [("content-type", "application/json")]
+    if "to" in query:
+        headers.append(("location", query["to"]))
+    exchange.respond(int(query.get("status", "200")), headers, json.dumps(report).encode())
+
+
+def hold_event(key):
+    with STATS.lock:
+        return HOLDS.setdefault(key, threading.Event())
+
+
+def route_hold(exchange, query):
+    key = query.get("key", "")
+    after = int(query.get("after", "0"))
+    if exchange.protocol == "http/1.1":
+        try:
+            exchange.connection.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        except OSError:
+            pass
+    digest = hashlib.sha256()
+    received = 0
+    try:
+        while received < after:
+            data = exchange.read(min(65536, after - received))
+            if not data:
+                break
+            digest.update(data)
+            received += len(data)
+        log_entry(key, {"event": "holding", "received": received})
+        hold_event(key).wait(30)
+        while True:
+            data = exchange.read(65536)
+            if not data:
+                break
+            digest.update(data)
+            received += len(data)
+    except OSError:
+        log_entry(key, {"event": "failed", "received": received})
+        raise
+    if exchange.protocol == "h2":
+        # A reset stream reads as an end too: only END_STREAM ends a body whole.
+        with exchange.server.lock:
+            stream = exchange.server.streams.get(exchange.stream_id)
+            ended = stream is not None and stream.ended
+        if not ended:
+            log_entry(key, {"event": "failed", "received": received})
+            return
+    report = {"received": received, "sha256": digest.hexdigest()}
+    log_entry(key, dict(report, event="done"))
+    exchange.respond(200, [("content-type", "application/json")], json.dumps(report).encode())
+
+
+def route_trickle(exchange, query):
+    # As /slow-read, with a small receive buffer: the client's bytes sent follow the reads.
+    if exchange.protocol == "http/1.1":
+        try:
+            exchange.connection.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        except OSError:
+            pass
+    route_slow_read(exchange, query)
+
+
+def route_release(exchange, query):
+    exchange.read_all()
+    hold_event(query.get("key", "")).set()
+    exchange.respond(200, [("content-type", "text/plain")], b"released")
+
+
+def route_log(exchange, query):
+    exchange.read_all()
+    with STATS.lock:
+        entries = json.dumps(KEY_LOGS.get(query.get("key", ""), []))
+    exchange.respond(200, [("content-type", "application/json")], entries.encode())
+
+
+
 ROUTES = {"/bytes": route_bytes, "/bomb": route_bomb, "/echo": route_echo, "/speak": route_speak,
           "/trailers": route_trailers, "/request": route_request, "/early": route_early, "/redirect": route_redirect,
           "/slow-read": route_slow_read, "/stall": route_stall, "/stall-body": route_stall_body, "/drip": route_drip,
-          "/stats": route_stats}
+          "/stats": route_stats, "/file": route_file, "/inflate": route_inflate, "/hold": route_hold,
+          "/release": route_release, "/log": route_log, "/trickle": route_trickle}
 
 
 # MARK: HTTP/1.1

@@ -34,6 +34,17 @@ public struct Workload: Sendable {
     public var uploadLengthKnown = true
     /// Against the streaming test server (`stream_server.py` over TLS), not nginx.
     public var streamServer = false
+    /// The body is downloaded to a file in `BENCH_FILE_DIR` (`CurlSession.download`), checked and deleted.
+    public var downloadsToFile = false
+    /// …with the file and its folder synced before and after the move (`DownloadOptions.syncsBeforeMove`).
+    public var syncsFile = false
+    /// …observed through `downloadWithProgress`, every update read.
+    public var observesProgress = false
+    /// The request body is this file (`RequestBody.file`); its length is `uploadBytes`.
+    public var uploadFile: String? = nil
+    /// The request body is sent gzipped at this level (`TransferOptions.requestCompression`); the
+    /// figures count the bytes before compression.
+    public var gzipLevel: Int? = nil
 
     /// The suite's workloads; `scale` shrinks request counts (smoke runs use a tiny scale).
     public static func all(scale: Double) -> [Workload] {
@@ -64,6 +75,14 @@ public struct Workload: Sendable {
             // flow-control window keeps it waiting.
             Workload(name: "h2-upload-slow-known", path: "/slow-read?rate=1048576", method: "POST", concurrency: 1, requests: 1, expectedBytes: BenchPayloads.slowReadReplyLength(slowUpload(scale)), body: nil, decode: false, tls: true, http2: true, uploadBytes: slowUpload(scale), streamServer: true),
             Workload(name: "h2-upload-slow-unknown", path: "/slow-read?rate=1048576", method: "POST", concurrency: 1, requests: 1, expectedBytes: BenchPayloads.slowReadReplyLength(slowUpload(scale)), body: nil, decode: false, tls: true, http2: true, uploadBytes: slowUpload(scale), uploadLengthKnown: false, streamServer: true),
+            // Files (issue 15): the 256 MiB body written to a file and moved into place (without, then with
+            // fsync; then observed through progress updates); a 256 MiB file uploaded; a 64 MiB JSON file
+            // uploaded gzipped at level 1 (chunked: its compressed length is not known in advance).
+            Workload(name: "download-file-256m", path: "/big", method: "GET", concurrency: 1, requests: max(1, Int(4 * scale)), expectedBytes: BenchPayloads.bigLength, body: nil, decode: false, downloadsToFile: true),
+            Workload(name: "download-file-256m-fsync", path: "/big", method: "GET", concurrency: 1, requests: max(1, Int(4 * scale)), expectedBytes: BenchPayloads.bigLength, body: nil, decode: false, downloadsToFile: true, syncsFile: true),
+            Workload(name: "download-file-256m-progress", path: "/big", method: "GET", concurrency: 1, requests: max(1, Int(4 * scale)), expectedBytes: BenchPayloads.bigLength, body: nil, decode: false, downloadsToFile: true, observesProgress: true),
+            Workload(name: "upload-file-256m", path: "/upload", method: "POST", concurrency: 1, requests: max(1, Int(4 * scale)), expectedBytes: 2, body: nil, decode: false, uploadBytes: BenchPayloads.uploadFile.length, uploadFile: BenchPayloads.uploadFile.path),
+            Workload(name: "gzip-json-64m", path: "/upload", method: "POST", concurrency: 1, requests: max(1, Int(4 * scale)), expectedBytes: 2, body: nil, decode: false, uploadBytes: BenchPayloads.jsonFile.length, uploadLengthKnown: false, uploadFile: BenchPayloads.jsonFile.path, gzipLevel: 1),
         ]
     }
 
@@ -99,4 +118,16 @@ public enum BenchPayloads {
     }
     /// The CA certificate every client trusts for the HTTPS workloads.
     public static let caFile = getenv("BENCH_CA_FILE").map { String(cString: $0) } ?? ""
+    /// The folder the file workloads download into (on the run's temp folder's file system).
+    public static let fileFolder = getenv("BENCH_FILE_DIR").map { String(cString: $0) }
+    /// The file the file upload sends, and the JSON document the compressed upload sends, with their
+    /// lengths (nil and 0 when the runner made none).
+    public static let uploadFile = file(named: "BENCH_UPLOAD_FILE")
+    public static let jsonFile = file(named: "BENCH_JSON_FILE")
+
+    static func file(named variable: String) -> (path: String?, length: Int) {
+        guard let path = getenv(variable).map({ String(cString: $0) }) else { return (nil, 0) }
+        var info = stat()
+        return (path, stat(path, &info) == 0 ? Int(info.st_size) : 0)
+    }
 }

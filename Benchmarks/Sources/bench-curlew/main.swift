@@ -5,6 +5,7 @@ import BenchCore
 import Curlew
 import FoundationEssentials
 import Glibc
+import Synchronization
 
 struct BenchTarget: TargetType {
     let baseURL: URL
@@ -66,6 +67,70 @@ func makeSession(_ workload: Workload) throws -> CurlSession {
     return try CurlSession(configuration: configuration)
 }
 
+/// The file workloads (issue 15), on the engine's APIs: downloads to a file (with progress or not) and
+/// uploads from a file (gzipped or not). Nil for the other workloads.
+func fileClient(_ workload: Workload, base: String, session: CurlSession) throws -> BenchClient? {
+    let url = base + workload.path
+    if workload.downloadsToFile {
+        guard let folder = BenchPayloads.fileFolder else { throw BenchFailure("BENCH_FILE_DIR is not set") }
+        let path = "\(folder)/download-curlew-\(getpid())"
+        let destination = DownloadDestination(path: path)
+        let options = DownloadOptions(syncsBeforeMove: workload.syncsFile)
+        let request = TransportRequest(url: url)
+        if workload.observesProgress {
+            let updates = Counter()
+            let loop = loopFigures(session)
+            return BenchClient({
+                var response: DownloadResponse?
+                for try await update in session.downloadWithProgress(request, to: destination, options: options) {
+                    updates.add()
+                    if let last = update.response { response = last }
+                }
+                guard let response else { throw BenchFailure("the last progress update had no response") }
+                return try checkedDownload(response, at: path)
+            }, extraFigures: { requests in
+                loop(requests) + [("progress_updates_per_request", "\(Double(updates.value) / Double(max(1, requests)))")]
+            })
+        }
+        return BenchClient({
+            try checkedDownload(try await session.download(request, to: destination, options: options), at: path)
+        }, extraFigures: loopFigures(session))
+    }
+    if workload.uploadFile != nil || workload.gzipLevel != nil {
+        guard let file = workload.uploadFile, workload.uploadBytes ?? 0 > 0 else {
+            throw BenchFailure("no file to upload (BENCH_UPLOAD_FILE / BENCH_JSON_FILE)")
+        }
+        var request = TransportRequest(url: url, method: .post, body: try RequestBody.file(file))
+        request.headerFields[.contentType] = workload.gzipLevel == nil ? "application/octet-stream" : "application/json"
+        if let level = workload.gzipLevel {
+            request.options = TransferOptions(requestCompression: .gzip(level: level))
+        }
+        return uploadClient(session, request)
+    }
+    return nil
+}
+
+/// Checks a download (status 200, the file where it was said to be, as long as said) and deletes it, so
+/// every request writes a new file; returns its length.
+func checkedDownload(_ response: DownloadResponse, at path: String) throws -> Int {
+    defer { unlink(path) }
+    guard response.head.status.code == 200 else { throw BenchFailure("status \(response.head.status.code)") }
+    guard response.filePath == path else { throw BenchFailure("downloaded to \(response.filePath), not \(path)") }
+    var info = stat()
+    guard stat(path, &info) == 0 else { throw BenchFailure("no file at \(path) after the download") }
+    guard Int(info.st_size) == response.fileSize else {
+        throw BenchFailure("the file has \(info.st_size) bytes, the response says \(response.fileSize)")
+    }
+    return Int(info.st_size)
+}
+
+/// Counts progress updates across the run.
+final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    func add() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
 /// A bearer token that never needs refreshing: what the authentication middleware costs on every
 /// request when nothing goes wrong.
 struct BenchToken: AuthenticationCredential {
@@ -116,6 +181,8 @@ benchMain(clients: [
     },
     "curlew": { workload, base in
         let session = try makeSession(workload)
+        // The file workloads use the engine's APIs (run.py runs them on curlew-engine only).
+        if let client = try fileClient(workload, base: base, session: session) { return client }
         let provider = Provider<BenchTarget>(session: session)
         guard let url = URL(string: base) else { throw BenchFailure("bad base URL") }
         let target = BenchTarget(
@@ -133,12 +200,7 @@ benchMain(clients: [
             // Through the engine's request type: a target's tasks carry no produced bodies yet.
             var request = TransportRequest(url: base + workload.path, method: .post, body: producedBody(upload, lengthKnown: workload.uploadLengthKnown))
             request.headerFields[.contentType] = "application/octet-stream"
-            let uploadRequest = request
-            return BenchClient({
-                let response = try await session.execute(uploadRequest)
-                guard response.status.code == 200 else { throw BenchFailure("status \(response.status.code)") }
-                return response.body.count
-            }, extraFigures: loopFigures(session))
+            return uploadClient(session, request)
         }
         if workload.decode {
             return BenchClient({
@@ -155,6 +217,7 @@ benchMain(clients: [
     },
     "curlew-engine": { workload, base in
         let session = try makeSession(workload)
+        if let client = try fileClient(workload, base: base, session: session) { return client }
         var fields = HTTPFields()
         if workload.body != nil { fields[.contentType] = "application/json" }
         if workload.newConnections { fields[.connection] = "close" }
@@ -182,3 +245,12 @@ benchMain(clients: [
         }, extraFigures: loopFigures(session))
     },
 ])
+
+/// A client sending `request` (an upload) and expecting a 200.
+func uploadClient(_ session: CurlSession, _ request: TransportRequest) -> BenchClient {
+    BenchClient({
+        let response = try await session.execute(request)
+        guard response.status.code == 200 else { throw BenchFailure("status \(response.status.code)") }
+        return response.body.count
+    }, extraFigures: loopFigures(session))
+}

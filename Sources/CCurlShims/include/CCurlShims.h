@@ -14,6 +14,7 @@ typedef int (*curlew_socket_callback)(CURL *easy, curl_socket_t s, int what, voi
 typedef int (*curlew_timer_callback)(CURLM *multi, long timeout_ms, void *userp);
 typedef int (*curlew_seek_callback)(void *userp, curl_off_t offset, int origin);
 typedef int (*curlew_trailer_callback)(struct curl_slist **list, void *userdata);
+typedef int (*curlew_xferinfo_callback)(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
 
 CURLcode curlew_easy_setopt_long(CURL *easy, CURLoption option, long value);
 CURLcode curlew_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value);
@@ -22,6 +23,7 @@ CURLcode curlew_easy_setopt_data_callback(CURL *easy, CURLoption option, curlew_
 CURLcode curlew_easy_setopt_closesocket_callback(CURL *easy, curlew_closesocket_callback callback);
 CURLcode curlew_easy_setopt_opensocket_callback(CURL *easy, curlew_opensocket_callback callback);
 CURLcode curlew_easy_setopt_seek_callback(CURL *easy, curlew_seek_callback callback);
+CURLcode curlew_easy_setopt_xferinfo_callback(CURL *easy, curlew_xferinfo_callback callback);
 CURLcode curlew_easy_setopt_trailer_callback(CURL *easy, curlew_trailer_callback callback);
 
 /// libcurl's return codes for pausing and failing from callbacks, and its pause bits.

@@ -27,12 +27,15 @@ extension Provider {
         return try result.get()
     }
 
-    nonisolated func send(_ endpoint: Endpoint, target: Target) async -> Result<ApiResponse, CurlewError> {
+    nonisolated func send(
+        _ endpoint: Endpoint, target: Target, progress: ProgressReporter? = nil
+    ) async -> Result<ApiResponse, CurlewError> {
         var result: Result<ApiResponse, CurlewError>
         switch await prepareRequest(endpoint, target: target) {
         case .failure(let error):
             result = .failure(error)
-        case .success(let request):
+        case .success(var request):
+            if let progress { request.options.progressReporter = progress }
             let stub = stubClosure(target)
             if !plugins.isEmpty {
                 // Plugins see what goes on the wire, with the fields the transport adds; a stub sends nothing.

@@ -38,6 +38,14 @@ enum CurlCallbacks {
         return transfer.trailerList(into: list)
     }
 
+    /// Progress counts, for transfers of calls that report progress.
+    static let progress: curlew_xferinfo_callback = { context, _, received, _, sent in
+        guard let context else { return 0 }
+        let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
+        transfer.progressed(received: received, sent: sent)
+        return 0
+    }
+
     static let header: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
         data, size, count, context in
         guard let context else { return 0 }

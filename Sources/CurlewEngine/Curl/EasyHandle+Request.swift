@@ -73,6 +73,12 @@ extension TransferContext {
             easy.set(CURLOPT_RESOLVE, UnsafeRawPointer(resolve))
         }
 
+        if let progress {
+            progress.begin(expectedBytesToSend: transfer.request.request.body.map { $0.knownLength } ?? 0)
+            easy.set(CURLOPT_NOPROGRESS, 0)
+            _ = curlew_easy_setopt_xferinfo_callback(easy.raw, CurlCallbacks.progress)
+            easy.set(CURLOPT_XFERINFODATA, me)
+        }
         let method = transfer.request.request.method
         var body = BodyLines.none
         if method == .head {

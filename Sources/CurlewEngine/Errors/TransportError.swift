@@ -65,6 +65,14 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         /// processing this request (which may then be sent again; later requests use a new connection).
         /// A server that ends the connection before answering gives ``connectionClosed``.
         public static let http2ConnectionFailed = Code("http2ConnectionFailed")
+        /// A download's file could not be written: the disk is full, the destination (or its directory)
+        /// cannot be created or written, a file is already there and may not be replaced, or the
+        /// destination closure threw (its error is ``TransportError/underlying``). The message has the
+        /// system's reason.
+        public static let fileWriteFailed = Code("fileWriteFailed")
+        /// A resumed download's answer does not continue its partial file: a 206 whose `Content-Range`
+        /// starts elsewhere, or a 416 for a file that is not complete. The partial file is removed.
+        public static let resumeMismatch = Code("resumeMismatch")
         /// Any other libcurl failure; ``TransportError/curlCode`` holds curl's code.
         public static let curl = Code("curl")
 
@@ -99,6 +107,9 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public var location: String?
     /// For ``Code/tlsFailure``, why the TLS connection failed.
     public var tlsReason: TLSFailureReason?
+    /// For a download that kept its partial file (``DownloadOptions/keepsPartialFile``), what resumes it.
+    /// Not compared by `==`.
+    public var resumeData: ResumeData?
     /// For ``Code/requestBodyFailed``, the error the body's producer threw. Not compared by `==`.
     public var underlying: (any Error & Sendable)?
     /// Whether any byte of a response had arrived when the transfer failed. False for a connection that

@@ -202,6 +202,7 @@ extension LoopThread {
 
     /// Takes the handle out of its multi handle and gives it back to the pool.
     private func remove(_ context: TransferContext) {
+        context.recordFinalProgress()
         if context.opensConnection {
             // Admitted to open a connection and ended before its response: let the next one try.
             context.opensConnection = false

@@ -46,7 +46,11 @@ extension TransferContext {
         case .chunked(var decoder):
             var trailerFailure = false
             let event = decoder.decode(
-                bytes, data: { piece in wake = max(wake, response.append(piece)) },
+                bytes,
+                data: { piece in
+                    streamedBodyBytes += piece.count
+                    wake = max(wake, response.append(piece))
+                },
                 trailer: { line in
                     // Counted against the head limit, as libcurl's own trailers are.
                     if case .failure = head.consume(line) { trailerFailure = true }
@@ -66,6 +70,7 @@ extension TransferContext {
                 return 0
             }
         case .length(let remaining):
+            streamedBodyBytes += bytes.count
             wake = response.append(bytes)
             let left = remaining - bytes.count
             framing = .length(left)
@@ -73,6 +78,7 @@ extension TransferContext {
             // sending its own (where waiting for the exchange's end could wait for ever).
             if left <= 0, !head.isHTTP2 || streams?.request != nil { endStream(response) }
         case .open, .ended:
+            streamedBodyBytes += bytes.count
             wake = response.append(bytes)
         }
         switch wake {
@@ -169,14 +175,9 @@ extension TransferContext {
             read += result
         }
         feed.sent += read
-        if feed.sent == region.length, region.wholeFile {
-            var info = stat()
-            if fstat(descriptor, &info) == 0, Int(info.st_size) != region.length {
-                failure = transfer.request.error(
-                    .bodyLengthMismatch,
-                    "\(region.path) has \(info.st_size) bytes, not the \(region.length) it had when the body was made")
-                return Int(curlew_read_abort)
-            }
+        if feed.sent == region.length, let error = region.changeAtEnd(descriptor) {
+            failure = transfer.request.error(error.code, error.message)
+            return Int(curlew_read_abort)
         }
         return read
     }

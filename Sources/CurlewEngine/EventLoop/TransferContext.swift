@@ -55,6 +55,14 @@ final class TransferContext {
     @exclusivity(unchecked) var opensConnection = false
     /// How long the transfer waited between submission and its start.
     let queuedTime: Duration
+    /// Where a call reporting progress is told of this transfer's counts (nil for nearly every transfer).
+    let progress: ProgressReporter?
+    /// The coalescing rule's next report: at this time, or once the wire bytes reach this count.
+    @exclusivity(unchecked) var nextProgressAt: UInt64 = 0
+    @exclusivity(unchecked) var nextProgressBytes: Int64 = 0
+    /// Body bytes of a streamed response as they came, without HTTP/1.1 chunk framing (which the engine
+    /// undoes itself there, so curl's count would include it).
+    @exclusivity(unchecked) var streamedBodyBytes = 0
     /// How many connections this transfer opened, read once from curl when it ends.
     private(set) lazy var connectionsOpened: Int = handle.connectionsOpened
 
@@ -74,6 +82,7 @@ final class TransferContext {
             transfer.streams?.response != nil
             ? Int.max : transfer.request.request.options.maxResponseBodySize ?? configuration.maxResponseBodySize
         self.counters = counters
+        progress = transfer.request.request.options.progressReporter
         let now = shard.thread.now
         started = now
         lastReceive = now

@@ -13,7 +13,9 @@ extension RequestBody {
     /// upload buffer on the session's event loop, so a file on a slow or network file system delays every
     /// transfer of the session: send such a file as a ``stream(length:replayable:_:)``. A file that is
     /// shorter or longer than that length when it is sent fails the request with
-    /// ``TransportError/Code/bodyLengthMismatch``; nothing beyond the length is sent.
+    /// ``TransportError/Code/bodyLengthMismatch``, and one removed while it is sent with
+    /// ``TransportError/Code/invalidBody``, before its last byte goes out; nothing beyond the length is
+    /// sent.
     ///
     /// - Parameters:
     ///   - path: The file's path.
@@ -50,6 +52,20 @@ struct FileRegion: Sendable, Hashable {
     let length: Int
     /// Whether the body is the whole file (then the file must still have exactly `length` bytes).
     let wholeFile: Bool
+
+    /// What went wrong with the file while its last bytes were read: removed (its last name unlinked),
+    /// or, for a whole file, grown or shrunk since the body was made. Nil when it is as it was.
+    func changeAtEnd(_ descriptor: Int32) -> (code: TransportError.Code, message: String)? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        if info.st_nlink == 0 {
+            return (.invalidBody, "\(path) was removed while it was being sent")
+        }
+        if wholeFile, Int(info.st_size) != length {
+            return (.bodyLengthMismatch, "\(path) has \(info.st_size) bytes, not the \(length) it had when the body was made")
+        }
+        return nil
+    }
 
     /// `strerror` for an errno value.
     static func describe(_ code: Int32) -> String {

@@ -7,10 +7,24 @@
 /// while the engine holds as much as ``SessionConfiguration/requestBodyBufferSize`` of unsent bytes. Arrays
 /// and array slices are kept without copying until libcurl takes them.
 public struct RequestBodyWriter: Sendable {
-    let stream: RequestStream
-    let generation: Int
-    /// Asks the event loop to resume sending (after the read callback found nothing to send).
-    let resumeLoop: @Sendable () -> Void
+    /// Where the bytes go: the engine's hand-over, or a compressor in front of another writer.
+    private enum Destination: Sendable {
+        case engine(RequestStream, generation: Int, resumeLoop: @Sendable () -> Void)
+        case compressing(CompressingWriter)
+    }
+
+    private let destination: Destination
+
+    /// A writer into the engine's hand-over for one attempt; `resumeLoop` asks the event loop to resume
+    /// sending (after the read callback found nothing to send).
+    init(stream: RequestStream, generation: Int, resumeLoop: @escaping @Sendable () -> Void) {
+        destination = .engine(stream, generation: generation, resumeLoop: resumeLoop)
+    }
+
+    /// A writer that compresses what it is given into `compressor`'s writer.
+    init(compressingInto compressor: CompressingWriter) {
+        destination = .compressing(compressor)
+    }
 
     /// Writes `bytes`.
     ///
@@ -29,13 +43,23 @@ public struct RequestBodyWriter: Sendable {
         try await write(ArraySlice(string.utf8))
     }
 
-    private func write(_ chunk: ArraySlice<UInt8>) async throws(TransportError) {
+    func write(_ chunk: ArraySlice<UInt8>) async throws(TransportError) {
+        switch destination {
+        case .engine(let stream, let generation, let resumeLoop):
+            try await Self.write(chunk, to: stream, generation: generation, resumeLoop: resumeLoop)
+        case .compressing(let compressor):
+            try await compressor.compress(chunk)
+        }
+    }
+
+    private static func write(
+        _ chunk: ArraySlice<UInt8>, to stream: RequestStream, generation: Int, resumeLoop: @Sendable () -> Void
+    ) async throws(TransportError) {
         if Task.isCancelled { throw TransportError(.cancelled, message: "the task producing the request body was cancelled") }
         let outcome = stream.write(chunk, generation: generation)
         if outcome.resumeLoop { resumeLoop() }
         if let error = outcome.error { throw error }
         guard outcome.mustWait else { return }
-        let stream = self.stream
         await withTaskCancellationHandler {
             await stream.waitForRoom(generation: generation)
         } onCancel: {

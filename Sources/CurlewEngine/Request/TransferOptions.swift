@@ -13,10 +13,14 @@ public struct TransferOptions: Sendable, Hashable {
         let pinnedPublicKeys: [String]?
         let unixSocketPath: String?
         let handlesCookies: Bool?
+        let requestCompression: RequestCompression?
+        /// Where a call that reports progress is told how far its transfers came (compared by identity).
+        let progressReporter: ProgressReporter?
 
         init(
             connectTimeout: Duration?, idleTimeout: Duration?, maxResponseBodySize: Int?,
-            clientIdentity: ClientIdentity?, pinnedPublicKeys: [String]?, unixSocketPath: String?, handlesCookies: Bool?
+            clientIdentity: ClientIdentity?, pinnedPublicKeys: [String]?, unixSocketPath: String?, handlesCookies: Bool?,
+            requestCompression: RequestCompression?, progressReporter: ProgressReporter?
         ) {
             self.connectTimeout = connectTimeout
             self.idleTimeout = idleTimeout
@@ -25,13 +29,16 @@ public struct TransferOptions: Sendable, Hashable {
             self.pinnedPublicKeys = pinnedPublicKeys
             self.unixSocketPath = unixSocketPath
             self.handlesCookies = handlesCookies
+            self.requestCompression = requestCompression
+            self.progressReporter = progressReporter
         }
 
         static func == (lhs: Storage, rhs: Storage) -> Bool {
             lhs.connectTimeout == rhs.connectTimeout && lhs.idleTimeout == rhs.idleTimeout
                 && lhs.maxResponseBodySize == rhs.maxResponseBodySize && lhs.clientIdentity == rhs.clientIdentity
                 && lhs.pinnedPublicKeys == rhs.pinnedPublicKeys && lhs.unixSocketPath == rhs.unixSocketPath
-                && lhs.handlesCookies == rhs.handlesCookies
+                && lhs.handlesCookies == rhs.handlesCookies && lhs.requestCompression == rhs.requestCompression
+                && lhs.progressReporter === rhs.progressReporter
         }
 
         func hash(into hasher: inout Hasher) {
@@ -42,6 +49,8 @@ public struct TransferOptions: Sendable, Hashable {
             hasher.combine(pinnedPublicKeys)
             hasher.combine(unixSocketPath)
             hasher.combine(handlesCookies)
+            hasher.combine(requestCompression)
+            hasher.combine(progressReporter.map(ObjectIdentifier.init))
         }
     }
 
@@ -53,18 +62,31 @@ public struct TransferOptions: Sendable, Hashable {
     public init(
         connectTimeout: Duration? = nil, idleTimeout: Duration? = nil, maxResponseBodySize: Int? = nil,
         clientIdentity: ClientIdentity? = nil, pinnedPublicKeys: [String]? = nil, unixSocketPath: String? = nil,
-        handlesCookies: Bool? = nil
+        handlesCookies: Bool? = nil, requestCompression: RequestCompression? = nil
+    ) {
+        self.init(
+            connectTimeout: connectTimeout, idleTimeout: idleTimeout, maxResponseBodySize: maxResponseBodySize,
+            clientIdentity: clientIdentity, pinnedPublicKeys: pinnedPublicKeys, unixSocketPath: unixSocketPath,
+            handlesCookies: handlesCookies, requestCompression: requestCompression, progressReporter: nil)
+    }
+
+    private init(
+        connectTimeout: Duration?, idleTimeout: Duration?, maxResponseBodySize: Int?, clientIdentity: ClientIdentity?,
+        pinnedPublicKeys: [String]?, unixSocketPath: String?, handlesCookies: Bool?,
+        requestCompression: RequestCompression?, progressReporter: ProgressReporter?
     ) {
         let empty =
             connectTimeout == nil && idleTimeout == nil && maxResponseBodySize == nil && clientIdentity == nil
-            && pinnedPublicKeys == nil && unixSocketPath == nil && handlesCookies == nil
+            && pinnedPublicKeys == nil && unixSocketPath == nil && handlesCookies == nil && requestCompression == nil
+            && progressReporter == nil
         storage =
             empty
             ? nil
             : Storage(
                 connectTimeout: connectTimeout, idleTimeout: idleTimeout, maxResponseBodySize: maxResponseBodySize,
                 clientIdentity: clientIdentity, pinnedPublicKeys: pinnedPublicKeys, unixSocketPath: unixSocketPath,
-                handlesCookies: handlesCookies)
+                handlesCookies: handlesCookies, requestCompression: requestCompression,
+                progressReporter: progressReporter)
     }
 
     /// Whether any setting is overridden.
@@ -112,16 +134,32 @@ public struct TransferOptions: Sendable, Hashable {
         set { update(handlesCookies: newValue) }
     }
 
+    /// Compresses this request's body before it is sent, with `Content-Encoding` set (see
+    /// ``RequestCompression``); nil: sent as it is.
+    public var requestCompression: RequestCompression? {
+        get { storage?.requestCompression }
+        set { update(requestCompression: newValue) }
+    }
+
+    /// Where the transfers of a call that reports progress report to (set by the progress sequences).
+    package var progressReporter: ProgressReporter? {
+        get { storage?.progressReporter }
+        set { update(progressReporter: .some(newValue)) }
+    }
+
     private mutating func update(
         connectTimeout: Duration?? = nil, idleTimeout: Duration?? = nil, maxResponseBodySize: Int?? = nil,
         clientIdentity: ClientIdentity?? = nil, pinnedPublicKeys: [String]?? = nil, unixSocketPath: String?? = nil,
-        handlesCookies: Bool?? = nil
+        handlesCookies: Bool?? = nil, requestCompression: RequestCompression?? = nil,
+        progressReporter: ProgressReporter?? = nil
     ) {
         self = TransferOptions(
             connectTimeout: connectTimeout ?? self.connectTimeout, idleTimeout: idleTimeout ?? self.idleTimeout,
             maxResponseBodySize: maxResponseBodySize ?? self.maxResponseBodySize,
             clientIdentity: clientIdentity ?? self.clientIdentity,
             pinnedPublicKeys: pinnedPublicKeys ?? self.pinnedPublicKeys,
-            unixSocketPath: unixSocketPath ?? self.unixSocketPath, handlesCookies: handlesCookies ?? self.handlesCookies)
+            unixSocketPath: unixSocketPath ?? self.unixSocketPath, handlesCookies: handlesCookies ?? self.handlesCookies,
+            requestCompression: requestCompression ?? self.requestCompression,
+            progressReporter: progressReporter ?? self.progressReporter)
     }
 }

@@ -37,12 +37,16 @@ extension CurlSession {
         case follow(TransportRequest, ResponseHead)
     }
 
-    private func performFollowingRedirects<Return>(
-        _ request: TransportRequest, isolation: isolated (any Actor)?,
+    /// Follows redirects hop by hop and runs `handler` with the final response. `sessionTotalTimeout`
+    /// false leaves the session's total timeout out (downloads), keeping the request's own.
+    func performFollowingRedirects<Return>(
+        _ request: TransportRequest, isolation: isolated (any Actor)?, sessionTotalTimeout: Bool = true,
         handler: (ResponseHead, ResponseBody) async throws -> Return
     ) async throws -> Return {
         let started = MonotonicClock.now()
-        let total = request.timeout.map { UInt64(max(1, $0.nanoseconds)) } ?? configuration.totalTimeout.map {
+        let request = try request.applyingCompression()
+        let sessionTotal = sessionTotalTimeout ? configuration.totalTimeout : nil
+        let total = request.timeout.map { UInt64(max(1, $0.nanoseconds)) } ?? sessionTotal.map {
             UInt64(max(1, $0.nanoseconds))
         }
         let deadline = total.map { started &+ $0 }

@@ -73,6 +73,7 @@ public final class CurlSession: HTTPTransport, Sendable {
     ///   cancellation and shutdown.
     public func execute(_ request: TransportRequest) async throws(TransportError) -> TransportResponse {
         let started = MonotonicClock.now()
+        let request = try request.applyingCompression()
         let total = request.timeout.map { UInt64(max(1, $0.nanoseconds)) } ?? totalTimeoutNanoseconds
         let deadline = total.map { started &+ $0 }
         let prepared = try PreparedRequest(request, urls: urls)
@@ -104,13 +105,13 @@ public final class CurlSession: HTTPTransport, Sendable {
     /// sent) unless the request sets them, and `Expect: 100-continue` for bodies of at least
     /// ``SessionConfiguration/expectContinueThreshold`` bytes.
     public func wireRequest(for request: TransportRequest) async -> TransportRequest {
-        defaultFields.applied(to: request)
+        defaultFields.applied(to: request.compressionFieldShown)
     }
 
     /// The request as sent when its response is streamed: as ``wireRequest(for:)``, offering only the
     /// codings a streamed body is decoded from (`deflate, gzip`).
     public func wireRequest(forStreamed request: TransportRequest) async -> TransportRequest {
-        defaultFields.applied(to: request, streamedResponse: true)
+        defaultFields.applied(to: request.compressionFieldShown, streamedResponse: true)
     }
 
     /// Cancels every transfer in flight and every queued request, stops the event loop and joins its thread.

@@ -1,0 +1,145 @@
+// Curlew — a request body compressed while it is produced.
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import HTTPTypes
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Compresses the bytes written to it and writes the compressed bytes to the engine's writer.
+///
+/// `@unchecked Sendable`: confined to the task producing one attempt of a body. A body's writes are
+/// sequential by contract (each `write` is awaited before the next), so the deflater is never used by
+/// two threads at once; the writer handed to the producer is the only way in.
+final class CompressingWriter: @unchecked Sendable {
+    private let deflater: Deflater
+    private let output: RequestBodyWriter
+
+    init(_ compression: RequestCompression, into output: RequestBodyWriter) throws(TransportError) {
+        deflater = try Deflater(compression)
+        self.output = output
+    }
+
+    /// Compresses `chunk`; writes the output each time a compressed chunk is full.
+    func compress(_ chunk: ArraySlice<UInt8>) async throws(TransportError) {
+        var ready: [[UInt8]] = []
+        chunk.withUnsafeBytes { bytes in
+            deflater.compress(bytes, finish: false) { ready.append($0) }
+        }
+        for piece in ready { try await output.write(piece[...]) }
+    }
+
+    /// Ends the compressed stream and writes what is left.
+    func finish() async throws(TransportError) {
+        var ready: [[UInt8]] = []
+        deflater.compress(UnsafeRawBufferPointer(start: nil, count: 0), finish: true) { ready.append($0) }
+        for piece in ready { try await output.write(piece[...]) }
+    }
+}
+
+extension RequestBody {
+    /// This body compressed with `compression`: bytes in memory at once (known length), files and streams
+    /// while they are produced (unknown length; replayable when the source is). Trailers are kept.
+    func compressed(with compression: RequestCompression) throws(TransportError) -> RequestBody {
+        let trailers = trailerSource
+        switch storage {
+        case .bytes(let data):
+            let compressed = data.withUnsafeBytes { bytes in
+                Result { () throws(TransportError) in try Deflater.compress(bytes, with: compression) }
+            }
+            return RequestBody(storage: .bytes(Data(try compressed.get())), trailers: trailers)
+        case .file(let region):
+            let producer = BodyProducer(length: nil, replayable: true) { writer in
+                let compressor = try CompressingWriter(compression, into: writer)
+                try await Self.readFile(region) { chunk throws(TransportError) in try await compressor.compress(chunk) }
+                try await compressor.finish()
+            }
+            return RequestBody(storage: .stream(producer), trailers: trailers)
+        case .stream(let source):
+            let producer = BodyProducer(length: nil, replayable: source.replayable) { writer in
+                let compressor = try CompressingWriter(compression, into: writer)
+                try await source.produce(RequestBodyWriter(compressingInto: compressor))
+                try await compressor.finish()
+            }
+            return RequestBody(storage: .stream(producer), trailers: trailers)
+        }
+    }
+
+    /// Reads a file region in large chunks, on the calling task, checking that the file still has the
+    /// length it had when the body was made.
+    private static func readFile(
+        _ region: FileRegion, _ take: (ArraySlice<UInt8>) async throws(TransportError) -> Void
+    ) async throws(TransportError) {
+        let descriptor = open(region.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw TransportError(.invalidBody, message: "cannot open \(region.path): \(FileRegion.describe(errno))")
+        }
+        defer { close(descriptor) }
+        let chunkSize = 1 << 20
+        var offset = 0
+        while offset < region.length {
+            let wanted = min(chunkSize, region.length - offset)
+            var failure: Int32 = 0
+            let chunk = [UInt8](unsafeUninitializedCapacity: wanted) { buffer, count in
+                count = 0
+                guard let base = buffer.baseAddress else { return }
+                while count < wanted {
+                    let result = pread(descriptor, base + count, wanted - count, off_t(region.offset + offset + count))
+                    if result < 0, errno == EINTR { continue }
+                    if result < 0 { failure = errno }
+                    if result <= 0 { break }
+                    count += result
+                }
+            }
+            if failure != 0 {
+                throw TransportError(.invalidBody, message: "reading \(region.path) failed: \(FileRegion.describe(failure))")
+            }
+            guard !chunk.isEmpty else {
+                throw TransportError(
+                    .bodyLengthMismatch,
+                    message: "\(region.path) ended after \(offset) of the \(region.length) bytes it had when the body was made")
+            }
+            offset += chunk.count
+            try await take(chunk[...])
+        }
+        if let change = region.changeAtEnd(descriptor) { throw TransportError(change.code, message: change.message) }
+    }
+}
+
+extension TransportRequest {
+    /// The request as sent when it asks for request compression: its body compressed and
+    /// `Content-Encoding` set (once: the result no longer asks for compression, so a redirect's replay
+    /// compresses the source again rather than the compressed bytes). Unchanged without a body, for a
+    /// HEAD, or when the request sets its own `Content-Encoding`.
+    func applyingCompression() throws(TransportError) -> TransportRequest {
+        guard let compression = options.requestCompression else { return self }
+        var copy = self
+        copy.options.requestCompression = nil
+        guard let body, method != .head, headerFields[.contentEncoding] == nil else { return copy }
+        do {
+            copy.body = try body.compressed(with: compression)
+        } catch {
+            var failure = error
+            failure.url = url
+            failure.method = method.rawValue
+            throw failure
+        }
+        copy.headerFields[.contentEncoding] = compression.coding.rawValue
+        return copy
+    }
+
+    /// The `Content-Encoding` field request compression adds, for showing the request as sent.
+    var compressionFieldShown: TransportRequest {
+        guard let compression = options.requestCompression, body != nil, method != .head,
+            headerFields[.contentEncoding] == nil
+        else { return self }
+        var copy = self
+        copy.headerFields[.contentEncoding] = compression.coding.rawValue
+        return copy
+    }
+}
