@@ -399,7 +399,54 @@ private struct ProbeReport: Decodable {
                     try await resumedDownload(session, url, to: destination, from: resumeData)
                 }
                 #expect(error?.code == .resumeMismatch)
-                #expect(!FileManager.default.fileExists(atPath: destination))
+                #expect(error?.resumeData == nil)
+                // The partial file the answer does not continue is removed too.
+                #expect(scratchEntries(directory) == [])
+            }
+        }
+    }
+
+    /// A resumed download whose URL redirects to another origin (a CDN) still sends `Range` and
+    /// `If-Range` on the hop, and resumes.
+    @Test func aResumeRedirectedToAnotherOriginStillResumes() async throws {
+        try await withScratchDirectory { directory in
+            try await withStreamServerAndSession(.http1) { server, session in
+                try await withStreamServer { cdn in
+                    let file = cdn.url("/file?n=200000&etag=v1&key=\(UUID().uuidString)&cut=70000&then-cut=")
+                    let location = file.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? file
+                    let url = server.url("/redirect?status=302&to=\(location)")
+                    let destination = directory + "/out.bin"
+                    let resumeData = try #require(await brokenDownload(session, url, to: destination)?.resumeData)
+                    #expect(resumeData.byteCount == 70_000)
+                    let response = try await resumedDownload(session, url, to: destination, from: resumeData)
+                    #expect(response.head.status.code == 206)
+                    #expect(response.head.redirects.count == 1)
+                    #expect(field(response.head, "X-Seen-Range") == "bytes=70000-")
+                    #expect(field(response.head, "X-Seen-If-Range") == "\"v1\"")
+                    #expect(response.resumedFrom == 70_000)
+                    #expect(scratchBytes(destination) == streamPattern(count: 200_000))
+                    #expect(scratchEntries(directory) == ["out.bin"])
+                }
+            }
+        }
+    }
+
+    /// Resume data made for another URL is not used (its validator says nothing about this resource):
+    /// the download starts from zero without `Range`, and the other download's partial file stays.
+    @Test func resumeDataForAnotherURLIsNotUsed() async throws {
+        try await withScratchDirectory { directory in
+            try await withStreamServerAndSession(.http1) { server, session in
+                let first = server.url("/file?n=100000&etag=v1&key=\(UUID().uuidString)&cut=40000&then-cut=")
+                let resumeData = try #require(await brokenDownload(session, first, to: directory + "/first.bin")?.resumeData)
+                let key = UUID().uuidString
+                let other = server.url("/file?n=100000&etag=v1&key=\(key)")
+                let response = try await resumedDownload(session, other, to: directory + "/other.bin", from: resumeData)
+                #expect(response.head.status.code == 200)
+                #expect(response.resumedFrom == 0)
+                #expect(scratchBytes(directory + "/other.bin") == streamPattern(count: 100_000))
+                #expect(scratchSize(resumeData.partialFilePath) == 40_000)
+                let log = try await serverLog(server, session, key: key, as: FileRequestRecord.self)
+                #expect(log.map(\.range) == [nil])
             }
         }
     }

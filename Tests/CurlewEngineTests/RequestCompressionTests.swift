@@ -2,7 +2,7 @@
 // undoes the coding and reports the decoded bytes' length and SHA-256: every body kind with gzip and
 // deflate at several levels, framing, 307 replays, and what is left alone.
 
-import CurlewEngine
+@testable import CurlewEngine
 import CurlewTestSupport
 import CurlewTesting
 import Foundation
@@ -243,4 +243,68 @@ private func compressed(
         #expect(RequestCompression.gzip().level == 6)
         #expect(RequestCompression.deflate().coding == .deflate)
     }
+
+    /// A compressed stream that declared its length is still held to it: fewer or more bytes fail with
+    /// `bodyLengthMismatch`.
+    @Test(arguments: [50, 150])
+    func aCompressedStreamIsHeldToItsDeclaredLength(written: Int) async throws {
+        try await withStreamServerAndSession(.http1) { server, session in
+            let body = RequestBody.stream(length: 100) { writer in try await writer.write([UInt8](repeating: 7, count: written)) }
+            let error = await transportError { try await session.execute(compressed(server.url("/inflate"), body, .gzip())) }
+            #expect(error?.code == .bodyLengthMismatch)
+            #expect(
+                error?.message
+                    == (written < 100
+                        ? "the request body's stream wrote 50 bytes; it declared 100"
+                        : "the request body's stream wrote more than the 100 bytes it declared"))
+        }
+    }
+
+    /// A small write to a compressed stream is flushed at once: the server echoes it back before the
+    /// producer writes anything more (which it does only once the echo arrived). Without the flush the
+    /// producer would wait for the echo for ever; it gives up after 20 s and the test fails.
+    @Test(arguments: Wire.allCases)
+    func aSmallWriteToACompressedStreamIsSentAtOnce(wire: Wire) async throws {
+        try await withStreamServerAndSession(wire) { server, session in
+            // An AsyncStream rather than a gate: its wait ends when the waiting task is cancelled.
+            let (echoes, echoed) = AsyncStream<Void>.makeStream()
+            let body = RequestBody.stream { writer in
+                try await writer.write("first event\n")
+                let arrived = await withTaskGroup(of: Bool.self) { group in
+                    group.addTask {
+                        for await _ in echoes { return true }
+                        return false
+                    }
+                    group.addTask {
+                        try? await Task.sleep(for: .seconds(20))
+                        return false
+                    }
+                    let first = await group.next() ?? false
+                    group.cancelAll()
+                    return first
+                }
+                guard arrived else { throw CancellationError() }
+                try await writer.write("second event\n")
+            }
+            let received = try await session.perform(compressed(server.url("/echo"), body, .gzip())) { head, body in
+                var bytes: [UInt8] = []
+                for try await chunk in body {
+                    bytes += chunk
+                    echoed.yield()
+                }
+                return bytes
+            }
+            let decoded = try gunzip(received)
+            #expect(String(decoding: decoded, as: UTF8.self) == "first event\nsecond event\n")
+        }
+    }
+}
+
+/// Undoes gzip with the engine's own decoder (the server echoed the compressed bytes as they came).
+private func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
+    let decoder = ContentDecoder(.gzip, outputLimit: 1 << 20)
+    decoder.feed(bytes[...])
+    var output: [UInt8] = []
+    while !decoder.needsInput { output += try decoder.decode() }
+    return output
 }

@@ -13,32 +13,73 @@ import Glibc
 
 /// Compresses the bytes written to it and writes the compressed bytes to the engine's writer.
 ///
-/// `@unchecked Sendable`: confined to the task producing one attempt of a body. A body's writes are
-/// sequential by contract (each `write` is awaited before the next), so the deflater is never used by
-/// two threads at once; the writer handed to the producer is the only way in.
+/// A write of less than ``flushBelow`` bytes is flushed at once (zlib's sync flush), so a producer that
+/// writes a little at a time (events, rows) is sent as it writes; bulk writes gather into full chunks.
+/// A body of a declared length is checked against it, as the engine checks an uncompressed one.
+///
+/// `@unchecked Sendable`: the deflater is used by one write at a time. Writes to a body's writer are
+/// awaited one after another by contract; overlapping ones are refused (the `busy` flag, under its
+/// lock) rather than racing on zlib's state.
 final class CompressingWriter: @unchecked Sendable {
+    /// Writes smaller than this are flushed at once.
+    static let flushBelow = 64 * 1024
+
     private let deflater: Deflater
     private let output: RequestBodyWriter
+    private let declaredLength: Int?
+    private let busy = Locked(false)
+    private var written = 0
 
-    init(_ compression: RequestCompression, into output: RequestBodyWriter) throws(TransportError) {
+    init(_ compression: RequestCompression, into output: RequestBodyWriter, declaredLength: Int? = nil) throws(TransportError) {
         deflater = try Deflater(compression)
         self.output = output
+        self.declaredLength = declaredLength
     }
 
-    /// Compresses `chunk`; writes the output each time a compressed chunk is full.
+    /// Compresses `chunk` and writes what is ready.
     func compress(_ chunk: ArraySlice<UInt8>) async throws(TransportError) {
-        var ready: [[UInt8]] = []
-        chunk.withUnsafeBytes { bytes in
-            deflater.compress(bytes, finish: false) { ready.append($0) }
+        try enter()
+        defer { leave() }
+        written += chunk.count
+        if let declaredLength, written > declaredLength {
+            throw TransportError(
+                .bodyLengthMismatch, message: "the request body's stream wrote more than the \(declaredLength) bytes it declared")
         }
+        var ready: [[UInt8]] = []
+        let flush: Deflater.Flush = chunk.count < Self.flushBelow ? .sync : .none
+        let compressed = chunk.withUnsafeBytes { bytes in
+            Result { () throws(TransportError) in try deflater.compress(bytes, flush: flush) { ready.append($0) } }
+        }
+        try compressed.get()
         for piece in ready { try await output.write(piece[...]) }
     }
 
     /// Ends the compressed stream and writes what is left.
     func finish() async throws(TransportError) {
+        try enter()
+        defer { leave() }
+        if let declaredLength, written != declaredLength {
+            throw TransportError(
+                .bodyLengthMismatch,
+                message: "the request body's stream wrote \(written) bytes; it declared \(declaredLength)")
+        }
         var ready: [[UInt8]] = []
-        deflater.compress(UnsafeRawBufferPointer(start: nil, count: 0), finish: true) { ready.append($0) }
+        try deflater.compress(UnsafeRawBufferPointer(start: nil, count: 0), flush: .finish) { ready.append($0) }
         for piece in ready { try await output.write(piece[...]) }
+    }
+
+    private func enter() throws(TransportError) {
+        let overlapping = busy.withLock { busy in
+            defer { busy = true }
+            return busy
+        }
+        if overlapping {
+            throw TransportError(.invalidBody, message: "writes to a request body's writer overlapped; await each write")
+        }
+    }
+
+    private func leave() {
+        busy.withLock { $0 = false }
     }
 }
 
@@ -62,7 +103,7 @@ extension RequestBody {
             return RequestBody(storage: .stream(producer), trailers: trailers)
         case .stream(let source):
             let producer = BodyProducer(length: nil, replayable: source.replayable) { writer in
-                let compressor = try CompressingWriter(compression, into: writer)
+                let compressor = try CompressingWriter(compression, into: writer, declaredLength: source.length)
                 try await source.produce(RequestBodyWriter(compressingInto: compressor))
                 try await compressor.finish()
             }

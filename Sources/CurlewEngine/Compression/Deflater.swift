@@ -38,32 +38,64 @@ final class Deflater {
         scratch.deallocate()
     }
 
-    /// Compresses `input` (and, when `finish`, ends the stream). Output gathers in a buffer of
-    /// `chunkSize` bytes, handed to `emit` each time it fills and, at the end, with what is left: a
-    /// small input does not make a small chunk.
-    func compress(
-        _ input: UnsafeRawBufferPointer, finish: Bool, emit: ([UInt8]) throws -> Void
-    ) rethrows {
-        guard !finished else { return }
+    /// How far `compress` pushes its output.
+    enum Flush {
+        /// Output gathers until a chunk is full (the best compression).
+        case none
+        /// Everything so far is handed out (zlib's sync flush), so the receiver can decode it now.
+        case sync
+        /// The stream ends.
+        case finish
+    }
+
+    /// Compresses `input`. Output gathers in a buffer of `chunkSize` bytes, handed to `emit` each time it
+    /// fills and, after a sync flush or at the end, with what is there.
+    ///
+    /// - Throws: ``TransportError/Code/invalidBody`` when zlib fails, or bytes come after the end.
+    func compress(_ input: UnsafeRawBufferPointer, flush: Flush, emit: ([UInt8]) -> Void) throws(TransportError) {
+        guard !finished else {
+            throw TransportError(.invalidBody, message: "bytes were written after the compressed body ended")
+        }
+        // zlib counts input in 32 bits: larger bodies go in pieces.
+        var offset = 0
+        repeat {
+            let count = min(input.count - offset, 1 << 30)
+            let last = offset + count == input.count
+            let piece = UnsafeRawBufferPointer(rebasing: input[offset..<(offset + count)])
+            try deflatePiece(piece, flush: last ? flush : .none, emit: emit)
+            offset += count
+        } while offset < input.count
+    }
+
+    private func deflatePiece(_ input: UnsafeRawBufferPointer, flush: Flush, emit: ([UInt8]) -> Void) throws(TransportError) {
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = uInt(input.count)
-        let flush = finish ? Z_FINISH : Z_NO_FLUSH
+        let mode =
+            switch flush {
+            case .none: Z_NO_FLUSH
+            case .sync: Z_SYNC_FLUSH
+            case .finish: Z_FINISH
+            }
         while true {
             stream.pointee.next_out = scratch.baseAddress.map { $0.assumingMemoryBound(to: Bytef.self) + filled }
             stream.pointee.avail_out = uInt(scratch.count - filled)
-            let code = deflate(stream, flush)
+            let code = deflate(stream, mode)
+            guard code == Z_OK || code == Z_BUF_ERROR || code == Z_STREAM_END else {
+                throw TransportError(.invalidBody, message: "zlib failed to compress the body (code \(code))")
+            }
             filled = scratch.count - Int(stream.pointee.avail_out)
-            if filled == scratch.count || (code == Z_STREAM_END && filled > 0) {
-                try emit(Array(UnsafeRawBufferPointer(rebasing: scratch[0..<filled])))
+            // zlib returns with room left only once it has taken all the input and, for a flush, put out
+            // everything pending.
+            let drained = stream.pointee.avail_in == 0 && filled < scratch.count
+            if filled == scratch.count || (filled > 0 && (code == Z_STREAM_END || (drained && flush == .sync))) {
+                emit(Array(UnsafeRawBufferPointer(rebasing: scratch[0..<filled])))
                 filled = 0
             }
             if code == Z_STREAM_END {
                 finished = true
                 return
             }
-            // zlib stops when it has used all the input or filled the buffer: only the latter leaves work.
-            if stream.pointee.avail_in == 0, filled < scratch.count, !finish { return }
-            if code != Z_OK, code != Z_BUF_ERROR { return }
+            if drained, flush != .finish { return }
         }
     }
 
@@ -71,7 +103,7 @@ final class Deflater {
     static func compress(_ bytes: UnsafeRawBufferPointer, with compression: RequestCompression) throws(TransportError) -> [UInt8] {
         let deflater = try Deflater(compression)
         var result: [UInt8] = []
-        deflater.compress(bytes, finish: true) { chunk in
+        try deflater.compress(bytes, flush: .finish) { chunk in
             if result.isEmpty { result = chunk } else { result.append(contentsOf: chunk) }
         }
         return result

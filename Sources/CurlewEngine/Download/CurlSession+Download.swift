@@ -39,9 +39,14 @@ extension CurlSession {
         var request = request
         if let progress { request.options.progressReporter = progress }
         var resume = options.resumeData
-        if let partial = resume, !DownloadFile.isIntact(partial) {
-            DownloadFile.removeStale(partial)
-            resume = nil
+        if let partial = resume {
+            if partial.url != request.url {
+                // Another resource's bytes: its validator proves nothing about this one.
+                resume = nil
+            } else if !DownloadFile.isIntact(partial) {
+                DownloadFile.removeStale(partial)
+                resume = nil
+            }
         }
         if options.keepsPartialFile || resume != nil, request.headerFields[.acceptEncoding] == nil {
             request.headerFields[.acceptEncoding] = "identity"
@@ -59,6 +64,8 @@ extension CurlSession {
                     head, body, into: file, destination: destination, resume: resume, method: method, progress: progress)
             }
         } catch let error as TransportError {
+            // A partial file the server's answer does not continue is of no further use.
+            if error.code == .resumeMismatch, let resume { DownloadFile.remove(resume.partialFilePath) }
             throw file.abandon(error)
         } catch {
             var failure = TransportError(
@@ -79,6 +86,9 @@ extension CurlSession {
         do {
             path = try await destination.choose(head)
         } catch {
+            if error is CancellationError || Task.isCancelled {
+                throw TransportError(.cancelled, message: "the task was cancelled while the destination was chosen")
+            }
             var failure = TransportError(.fileWriteFailed, message: "the download destination failed: \(error)")
             failure.underlying = error
             throw failure
@@ -97,10 +107,18 @@ extension CurlSession {
                 let finished = try file.finish()
                 return DownloadResponse(head: head, filePath: finished, fileSize: resume.byteCount, resumedFrom: resume.byteCount)
             }
-            guard let range, let sent = range.range, sent.lowerBound == resume.byteCount else {
+            // The 206 must continue the file up to its end, with the same validator (RFC 9110 §14.4,
+            // §15.3.7.3) and no content coding (ranges count encoded bytes).
+            guard let range, let sent = range.range, sent.lowerBound == resume.byteCount,
+                range.completeLength.map({ sent.upperBound == $0 - 1 }) ?? true
+            else {
                 throw TransportError(
                     .resumeMismatch,
-                    message: "the 206 does not continue the partial file's \(resume.byteCount) bytes (Content-Range: \(head.headerFields[.contentRange] ?? "none"))")
+                    message: "the 206 does not continue the partial file's \(resume.byteCount) bytes to the end (Content-Range: \(head.headerFields[.contentRange] ?? "none"))")
+            }
+            guard ResumeData.validator(of: head).map({ $0 == resume.validator }) ?? Self.validatorAbsentOrSame(head, resume) else {
+                throw TransportError(
+                    .resumeMismatch, message: "the 206 comes with another validator or a content coding than the partial file's")
             }
             try file.continue(resume, destination: path)
             resumedFrom = resume.byteCount
@@ -109,7 +127,7 @@ extension CurlSession {
             // Asked to resume and answered in full: the representation changed, the old partial is stale.
             if let resume, status == 200 { DownloadFile.remove(resume.partialFilePath) }
         }
-        if method == .get, status == 200 || status == 206 { file.validator = ResumeData.validator(of: head) }
+        if method == .get, status == 200 { file.validator = ResumeData.validator(of: head) }
         var iterator = body.makeAsyncIterator()
         while let chunk = try await iterator.next() {
             try file.write(chunk)
@@ -118,5 +136,15 @@ extension CurlSession {
         let size = file.byteCount
         let finished = try file.finish()
         return DownloadResponse(head: head, filePath: finished, fileSize: size, resumedFrom: resumedFrom)
+    }
+
+    /// For a 206 that offers no validator of its own: acceptable when it names none that differ (no
+    /// `ETag`, no other `Last-Modified`) and has no content coding.
+    private static func validatorAbsentOrSame(_ head: ResponseHead, _ resume: ResumeData) -> Bool {
+        let fields = head.headerFields
+        if let coding = fields[.contentEncoding], coding.lowercased() != "identity" { return false }
+        if fields[.eTag] != nil { return false }
+        if case .lastModified(let date) = resume.validator, let modified = fields[.lastModified] { return modified == date }
+        return true
     }
 }

@@ -4,7 +4,7 @@
 ///
 /// The choice is made when the final head arrives (after redirects), before any body byte is written:
 /// the file is then written to a temporary file beside the destination, in the same directory, so that
-/// moving it into place is a rename within one file system, never a copy.
+/// moving it into place is a rename within one file system, not a copy.
 public struct DownloadDestination: Sendable {
     let choose: @Sendable (ResponseHead) async throws -> String
 

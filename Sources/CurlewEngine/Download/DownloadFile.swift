@@ -28,7 +28,9 @@ final class DownloadFile {
     func create(beside destination: String) throws(TransportError) {
         let directory = Self.directory(of: destination)
         if options.createsIntermediateDirectories { try Self.makeDirectories(directory) }
-        let name = destination.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? "download"
+        var name = destination.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? "download"
+        // A name of up to 255 bytes must leave room for the dot, the random part and the suffix.
+        while name.utf8.count > 200 { name.removeLast() }
         let path = "\(directory)/.\(name).\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).download"
         let opened = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard opened >= 0 else {
@@ -51,6 +53,7 @@ final class DownloadFile {
             throw Self.failure("cannot continue the partial file \(resume.partialFilePath)", errno)
         }
         byteCount = resume.byteCount
+        validator = resume.validator
     }
 
     /// Writes a piece of the body.
@@ -74,8 +77,10 @@ final class DownloadFile {
         if options.syncsBeforeMove, fsync(descriptor) != 0 {
             throw Self.failure("syncing \(temporaryPath) to the disk failed", errno)
         }
-        close(descriptor)
+        let closed = close(descriptor)
         descriptor = -1
+        // Network file systems report write-back failures at close.
+        if closed != 0 { throw Self.failure("writing \(temporaryPath) failed", errno) }
         try move(temporaryPath, to: destinationPath)
         self.temporaryPath = nil
         if options.syncsBeforeMove {
@@ -120,19 +125,28 @@ final class DownloadFile {
                 unlink(source)
                 return
             }
-            guard errno == EXDEV else { throw Self.failure("cannot put the file at \(destination)", errno) }
-            if access(destination, F_OK) == 0 { throw Self.failure("cannot put the file at \(destination)", EEXIST) }
+            let code = errno
+            if code == EEXIST { throw Self.failure("cannot put the file at \(destination)", code) }
+            if code != EXDEV {
+                // A file system without hard links (FAT, SMB, some FUSE): check, then rename.
+                guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == EMLINK else {
+                    throw Self.failure("cannot put the file at \(destination)", code)
+                }
+                if access(destination, F_OK) == 0 { throw Self.failure("cannot put the file at \(destination)", EEXIST) }
+                guard rename(source, destination) == 0 else { throw Self.failure("cannot move the file to \(destination)", errno) }
+                return
+            }
         } else if rename(source, destination) == 0 {
             return
         } else if errno != EXDEV {
             throw Self.failure("cannot move the file to \(destination)", errno)
         }
-        try Self.copy(source, to: destination)
+        try Self.copy(source, to: destination, replacing: options.replacesExistingFile, sync: options.syncsBeforeMove)
         unlink(source)
     }
 
     /// Copies across file systems: into a temporary file beside `destination`, then renamed over it.
-    private static func copy(_ source: String, to destination: String) throws(TransportError) {
+    private static func copy(_ source: String, to destination: String, replacing: Bool, sync: Bool) throws(TransportError) {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw failure("cannot read \(source)", errno) }
         defer { close(input) }
@@ -157,12 +171,22 @@ final class DownloadFile {
                 throw failure("cannot write beside \(destination)", code)
             }
         }
-        close(output)
-        guard rename(staging, destination) == 0 else {
+        if sync, fsync(output) != 0 {
+            let code = errno
+            close(output)
+            unlink(staging)
+            throw failure("syncing the copy of \(source) failed", code)
+        }
+        guard close(output) == 0 else {
             let code = errno
             unlink(staging)
-            throw failure("cannot move the file to \(destination)", code)
+            throw failure("writing the copy of \(source) failed", code)
         }
+        // Not replacing: link(2) refuses an existing name atomically.
+        let placed = replacing ? rename(staging, destination) : link(staging, destination)
+        let code = errno
+        if !replacing || placed != 0 { unlink(staging) }
+        guard placed == 0 else { throw failure("cannot move the file to \(destination)", code) }
     }
 
     /// Whether a kept partial file is still what its resume data describes.
@@ -173,7 +197,11 @@ final class DownloadFile {
     }
 
     /// Removes a kept partial file that no longer matches its resume data (nothing else could use it).
+    /// Only files named as Curlew names its temporary files (`.<name>.<random>.download`) are removed:
+    /// resume data can be decoded from anywhere.
     static func removeStale(_ resume: ResumeData) {
+        let name = resume.partialFilePath.split(separator: "/").last ?? ""
+        guard name.hasPrefix("."), name.hasSuffix(".download") else { return }
         var info = stat()
         if stat(resume.partialFilePath, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { unlink(resume.partialFilePath) }
     }

@@ -100,6 +100,8 @@ extension TransferContext {
     /// The body ended before the transfer did (the request body may still be on its way).
     func endStream(_ response: ResponseStream) {
         framing = .ended
+        // The consumer may finish before curl ends the transfer: its last update must see these counts.
+        recordFinalProgress()
         if response.finish(.complete(trailers: head.makeTrailers())) { shard.thread.responseWakes.append(response) }
     }
 

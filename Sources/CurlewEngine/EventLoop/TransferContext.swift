@@ -60,6 +60,10 @@ final class TransferContext {
     /// The coalescing rule's next report: at this time, or once the wire bytes reach this count.
     @exclusivity(unchecked) var nextProgressAt: UInt64 = 0
     @exclusivity(unchecked) var nextProgressBytes: Int64 = 0
+    /// curl's byte count at the last report, and whether that report came before the head (a head's
+    /// arrival is news even when no body byte moved).
+    @exclusivity(unchecked) var lastProgressBytes: Int64 = -1
+    @exclusivity(unchecked) var reportedBeforeHead = true
     /// Body bytes of a streamed response as they came, without HTTP/1.1 chunk framing (which the engine
     /// undoes itself there, so curl's count would include it).
     @exclusivity(unchecked) var streamedBodyBytes = 0

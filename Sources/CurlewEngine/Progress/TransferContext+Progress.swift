@@ -12,6 +12,10 @@ extension TransferContext {
         let now = shard.thread.now
         let wire = Int64(received) &+ Int64(sent)
         guard now >= nextProgressAt || wire >= nextProgressBytes else { return }
+        // curl also calls while nothing moves (about once a second): no update for those.
+        guard wire != lastProgressBytes || !head.isComplete != reportedBeforeHead else { return }
+        lastProgressBytes = wire
+        reportedBeforeHead = !head.isComplete
         reportProgress(received: Int(received), sent: Int(sent), now: now, emitting: true)
     }
 

@@ -22,7 +22,8 @@ public struct TransferProgress: Sendable, Hashable, CustomStringConvertible {
     public var decodedBytesReceived = 0
     /// Whether the exchange is complete (the last update, which carries the response).
     public var isCompleted = false
-    /// The part of the expected wire bytes, both ways, that has moved: from 0 to 1, never falling.
+    /// The part of the expected wire bytes, both ways, that has moved: from 0 to 1, never falling within
+    /// one transfer (a redirect or a retry starts it again with the counts).
     ///
     /// While either direction's total is unknown (before the response head, or for a body of unknown
     /// length) it stays 0, and becomes 1 on completion.

@@ -9,7 +9,7 @@
 /// again, which needs a body that can be replayed.
 ///
 /// When a hop leaves the origin (scheme, host or port differ), the caller's credentials stay behind:
-/// only `Accept`, `Accept-Language`, `Accept-Encoding`, `User-Agent` (and `Content-Type` when the
+/// only `Accept`, `Accept-Language`, `Accept-Encoding`, `User-Agent`, `Range`, `If-Range` (and `Content-Type` when the
 /// body is sent again) follow; `Authorization`, `Cookie`, `Proxy-Authorization`, API keys and every
 /// other field set by a target, an endpoint or a plugin are dropped, as are fields marked sensitive
 /// (`HTTPField.indexingStrategy == .disallow`). Within one origin all fields follow.

@@ -17,8 +17,11 @@ enum RedirectRules {
     /// Statuses that are followed.
     static let followed: Set<Int> = [301, 302, 303, 307, 308]
 
-    /// Fields that still follow a hop that leaves the origin.
-    static let crossOriginAllowed: Set<HTTPField.Name> = [.accept, .acceptLanguage, .acceptEncoding, .userAgent]
+    /// Fields that still follow a hop that leaves the origin: they say what is wanted, nothing about who
+    /// asks (`Range` and `If-Range` so that a resumed download redirected to a CDN still resumes).
+    static let crossOriginAllowed: Set<HTTPField.Name> = [
+        .accept, .acceptLanguage, .acceptEncoding, .userAgent, .range, .ifRange,
+    ]
 
     /// Fields that describe a body, dropped with it when a hop rewrites the method.
     static let bodyFields: Set<HTTPField.Name> = [

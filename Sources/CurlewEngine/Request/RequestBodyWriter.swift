@@ -6,6 +6,8 @@
 /// Each write hands its bytes to the engine, which sends them as the connection allows; a write waits
 /// while the engine holds as much as ``SessionConfiguration/requestBodyBufferSize`` of unsent bytes. Arrays
 /// and array slices are kept without copying until libcurl takes them.
+///
+/// Await each write before starting the next: writes to one writer must not overlap.
 public struct RequestBodyWriter: Sendable {
     /// Where the bytes go: the engine's hand-over, or a compressor in front of another writer.
     private enum Destination: Sendable {
