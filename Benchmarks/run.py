@@ -470,6 +470,8 @@ def main():
         if not args.smoke and not args.no_callgrind:
             for workload in [w for w in INSTRUCTION_WORKLOADS if w in workloads]:
                 for client in clients:
+                    if client not in commands or not os.path.isfile(commands[client][0]):
+                        continue  # not a client binary (`gzip-1` is timed by run.py itself)
                     ours = client.startswith("curlew") or client == "c-libcurl"
                     if workload != "small-get-1" and (not ours or client.startswith(CHAIN_CLIENT) or "@" in client):
                         continue
