@@ -293,25 +293,41 @@ private let hostEcho: LocalHTTPServer.Handler = { request in .text("host \(reque
     @Test func maxLifetimeReplacesABusyConnectionAndMaxIdleTimeDoesNot() async throws {
         // 20 requests 250 ms apart: the connection is never idle for long, but the last request finds
         // it at least 4.75 s old (the sleeps alone), older than either limit.
-        func connections(_ limit: Limit) async throws -> Int {
+        // Also returns the longest time between two requests' starts.
+        func connections(_ limit: Limit) async throws -> (count: Int, longestGap: Duration) {
             var configuration = SessionConfiguration()
             if limit == .maxLifetime { configuration.connections.maxLifetime = .seconds(1) }
             // 4 s: idle that long only if this test stalls for 3.75 s between two requests.
             if limit == .maxIdleTime { configuration.connections.maxIdleTime = .seconds(4) }
             return try await withServerAndSession(configuration: configuration, handler: { _ in .text("ok") }) { server, session in
+                var longestGap = Duration.zero
+                var previous = ContinuousClock.now
                 for n in 0..<20 {
                     if n > 0 { try await Task.sleep(for: .milliseconds(250)) }
+                    let now = ContinuousClock.now
+                    if n > 0 { longestGap = max(longestGap, now - previous) }
+                    previous = now
                     _ = try await session.execute(get(server.url("/")))
                 }
-                return server.statistics.connectionsAccepted
+                return (server.statistics.connectionsAccepted, longestGap)
             }
         }
         async let lifetime = connections(.maxLifetime)
         async let idle = connections(.maxIdleTime)
-        let (lifetimeConnections, idleConnections) = try await (lifetime, idle)
+        let (lifetimeConnections, firstIdle) = try await (lifetime, idle)
+        // A loaded machine (the whole suite at once) can hold this test back between two requests for as
+        // long as the idle limit: such a run has not tried the case, which is tried again.
+        var idleConnections = firstIdle
+        var attempt = 1
+        while idleConnections.longestGap >= .milliseconds(3500), attempt < 3 {
+            attempt += 1
+            idleConnections = try await connections(.maxIdleTime)
+        }
         // A lifetime of 1 s acts as 2 s (see above): replaced at least once in 4.75 s.
-        #expect(lifetimeConnections >= 2)
-        #expect(idleConnections == 1)
+        #expect(lifetimeConnections.count >= 2)
+        #expect(
+            idleConnections.count == 1,
+            "longest gap between requests \(idleConnections.longestGap) (attempt \(attempt))")
     }
 
     // MARK: Per-request overrides
