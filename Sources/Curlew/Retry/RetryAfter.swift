@@ -24,13 +24,3 @@ enum RetryAfter {
         return seconds <= 0 ? .zero : .milliseconds(Int64(min(seconds, 9e15) * 1000))
     }
 }
-
-extension String {
-    /// The string without leading and trailing spaces and tabs.
-    var trimmingWhitespace: String {
-        var slice = Substring(self)
-        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
-        return String(slice)
-    }
-}

@@ -125,25 +125,18 @@ extension RequestBody {
         var offset = 0
         while offset < region.length {
             let wanted = min(chunkSize, region.length - offset)
-            var failure: Int32 = 0
+            var outcome = (read: 0, error: Int32(0))
             let chunk = [UInt8](unsafeUninitializedCapacity: wanted) { buffer, count in
-                count = 0
-                guard let base = buffer.baseAddress else { return }
-                while count < wanted {
-                    let result = pread(descriptor, base + count, wanted - count, off_t(region.offset + offset + count))
-                    if result < 0, errno == EINTR { continue }
-                    if result < 0 { failure = errno }
-                    if result <= 0 { break }
-                    count += result
-                }
+                if let base = buffer.baseAddress { outcome = region.read(descriptor, into: base, count: wanted, at: offset) }
+                count = outcome.read
             }
-            if failure != 0 {
-                throw TransportError(.invalidBody, message: "reading \(region.path) failed: \(FileRegion.describe(failure))")
+            if outcome.error != 0 {
+                throw TransportError(.invalidBody, message: "reading \(region.path) failed: \(FileRegion.describe(outcome.error))")
             }
-            guard !chunk.isEmpty else {
+            guard chunk.count == wanted else {
                 throw TransportError(
                     .bodyLengthMismatch,
-                    message: "\(region.path) ended after \(offset) of the \(region.length) bytes it had when the body was made")
+                    message: "\(region.path) ended after \(offset + chunk.count) of the \(region.length) bytes it had when the body was made")
             }
             offset += chunk.count
             try await take(chunk[...])

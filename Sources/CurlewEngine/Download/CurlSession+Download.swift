@@ -68,11 +68,7 @@ extension CurlSession {
             if error.code == .resumeMismatch, let resume { DownloadFile.remove(resume.partialFilePath) }
             throw file.abandon(error)
         } catch {
-            var failure = TransportError(
-                .requestBodyFailed, message: "the request body's producer failed: \(error)", url: request.url,
-                method: request.method.rawValue)
-            failure.underlying = error
-            throw file.abandon(failure)
+            throw file.abandon(Self.failure(error, request))
         }
     }
 

@@ -58,10 +58,10 @@ public struct ResumeData: Sendable, Hashable, Codable {
     /// bytes.
     static func validator(of head: ResponseHead) -> Validator? {
         let fields = head.headerFields
-        if let encoding = fields[.contentEncoding].map(trimmed), !encoding.isEmpty, encoding.lowercased() != "identity" {
+        if let encoding = fields[.contentEncoding]?.trimmingWhitespace, !encoding.isEmpty, encoding.lowercased() != "identity" {
             return nil
         }
-        if let tag = fields[.eTag].map(trimmed), !tag.isEmpty {
+        if let tag = fields[.eTag]?.trimmingWhitespace, !tag.isEmpty {
             // A weak tag cannot validate a range, and then neither may a date (the server said bytes may differ).
             if tag.hasPrefix("W/") { return nil }
             if tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2 { return .entityTag(tag) }
@@ -73,9 +73,5 @@ public struct ResumeData: Sendable, Hashable, Codable {
             date.timeIntervalSince(modified) >= 1
         else { return nil }
         return .lastModified(modifiedText)
-    }
-
-    private static func trimmed(_ text: String) -> String {
-        String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

@@ -160,21 +160,16 @@ extension TransferContext {
     ) -> Int {
         let count = min(capacity, region.length - feed.sent)
         guard count > 0 else { return 0 }
-        var read = 0
-        while read < count {
-            let result = pread(descriptor, buffer + read, count - read, off_t(region.offset + feed.sent + read))
-            if result < 0, errno == EINTR { continue }
-            guard result >= 0 else {
-                failure = transfer.request.error(.invalidBody, "reading \(region.path) failed: \(FileRegion.describe(errno))")
-                return Int(curlew_read_abort)
-            }
-            guard result > 0 else {
-                failure = transfer.request.error(
-                    .bodyLengthMismatch,
-                    "\(region.path) ended after \(feed.sent + read) of the \(region.length) bytes it had when the body was made")
-                return Int(curlew_read_abort)
-            }
-            read += result
+        let (read, error) = region.read(descriptor, into: buffer, count: count, at: feed.sent)
+        guard error == 0 else {
+            failure = transfer.request.error(.invalidBody, "reading \(region.path) failed: \(FileRegion.describe(error))")
+            return Int(curlew_read_abort)
+        }
+        guard read == count else {
+            failure = transfer.request.error(
+                .bodyLengthMismatch,
+                "\(region.path) ended after \(feed.sent + read) of the \(region.length) bytes it had when the body was made")
+            return Int(curlew_read_abort)
         }
         feed.sent += read
         if feed.sent == region.length, let error = region.changeAtEnd(descriptor) {

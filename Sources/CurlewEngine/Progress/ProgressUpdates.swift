@@ -13,8 +13,8 @@
 ///
 /// ```swift
 /// for try await update in session.executeWithProgress(request) {
-///     print(update.progress)
-///     if let response = update.response { print(response.status) }
+///     logger.debug("export: \(update.progress)")
+///     if let response = update.response { return response }
 /// }
 /// ```
 ///

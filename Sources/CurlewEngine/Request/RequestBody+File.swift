@@ -53,6 +53,20 @@ struct FileRegion: Sendable, Hashable {
     /// Whether the body is the whole file (then the file must still have exactly `length` bytes).
     let wholeFile: Bool
 
+    /// Reads up to `count` bytes of the region from its byte `position` into `buffer`, until they are all
+    /// read or the file ends. Returns how many were read and, when reading failed, the errno.
+    func read(_ descriptor: Int32, into buffer: UnsafeMutableRawPointer, count: Int, at position: Int) -> (read: Int, error: Int32) {
+        var read = 0
+        while read < count {
+            let result = pread(descriptor, buffer + read, count - read, off_t(offset + position + read))
+            if result < 0, errno == EINTR { continue }
+            if result < 0 { return (read, errno) }
+            if result == 0 { break }
+            read += result
+        }
+        return (read, 0)
+    }
+
     /// What went wrong with the file while its last bytes were read: removed (its last name unlinked),
     /// or, for a whole file, grown or shrunk since the body was made. Nil when it is as it was.
     func changeAtEnd(_ descriptor: Int32) -> (code: TransportError.Code, message: String)? {
