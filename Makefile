@@ -28,6 +28,7 @@ TEST_APT = nghttp2-server openssl
 test-deps: deps
 	@$(MAKE) --no-print-directory apt-packages PACKAGES="$(TEST_APT)"
 	@python3 -c 'import h2, cryptography' 2>/dev/null || python3 -m pip install -q h2 cryptography
+	@python3 -c 'import python_multipart' 2>/dev/null || python3 -m pip install -q python-multipart
 
 build: deps
 	$(SWIFT) build

@@ -10,6 +10,15 @@ The file workloads (download-file-256m[-fsync|-progress], upload-file-256m, gzip
 bare engine against the C client (and `gzip -1`), with their files in the run's temp folder; their
 targets are checked in a "Targets (issue 15)" table.
 
+The provider's file tasks (issue 16) run on the provider (`curlew`): multipart-upload-1g sends a 1 GiB
+sparse file (`truncate -s 1G` in the run's temp folder, 64 MiB in smoke runs) as one multipart/form-data
+file part (`.uploadMultipart`) to nginx, which discards it, against the curl tool's
+`curl -s -o /dev/null -F file=@FILE;type=application/octet-stream URL` (`curl-F`, run and timed by this
+script, its peak RSS read from /proc); download-destination-256m downloads the 256 MiB file through a
+target's `.downloadDestination` closure against the C client writing a file as in download-file-256m.
+Their targets (rate against the reference, the provider's peak RSS over its idle RSS) are checked in a
+"Targets (issue 16)" table.
+
 --baseline builds Curlew's benchmark client from another commit too and runs it as `curlew@REF` and
 `curlew-engine@REF` beside the current tree's, interleaved, on the small GETs (with callgrind at 1 in
 flight): before/after figures from one run, in the report of a full run.
@@ -35,7 +44,8 @@ INSTRUCTION_WORKLOADS = ["small-get-1", "json-16"]
 WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k", "queued-10k",
              "https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume", "h2-get-64", "h2-500",
              "stream-download-256m", "stream-upload-256m", "h2-upload-slow-known", "h2-upload-slow-unknown",
-             "download-file-256m", "download-file-256m-fsync", "download-file-256m-progress", "upload-file-256m", "gzip-json-64m"]
+             "download-file-256m", "download-file-256m-fsync", "download-file-256m-progress", "upload-file-256m", "gzip-json-64m",
+             "multipart-upload-1g", "download-destination-256m"]
 H2_WORKLOADS = {"h2-get-64", "h2-500"}
 # Against Tests/Servers/stream_server.py over TLS (a server that reads request bodies at a set pace).
 STREAM_WORKLOADS = {"h2-upload-slow-known", "h2-upload-slow-unknown"}
@@ -54,6 +64,11 @@ NO_TLS_CLIENTS = {"urlsession"}
 # runs them against the C client, or against `gzip -1` (GZIP_CLIENT, run by this script) for the
 # compressed upload. Each workload names the clients that run it.
 GZIP_CLIENT = "gzip-1"
+# Multipart upload and downloads through the provider (issue 16): the provider's file tasks
+# (`.uploadMultipart`, `.downloadDestination`), so the provider (`curlew`) runs them: the multipart upload
+# against the curl command-line tool's `-F` (CURL_FORM_CLIENT, run by this script), the download against
+# the C client writing a file as in download-file-256m.
+CURL_FORM_CLIENT = "curl-F"
 FILE_WORKLOADS = {
     "download-file-256m": {"curlew-engine", "c-libcurl"},
     "download-file-256m-fsync": {"curlew-engine", "c-libcurl"},
@@ -62,16 +77,26 @@ FILE_WORKLOADS = {
     "upload-file-256m": {"curlew-engine", "c-libcurl"},
     # c-libcurl: libcurl with zlib level 1 (gzip wrapper) in its READFUNCTION, for reference.
     "gzip-json-64m": {"curlew-engine", "c-libcurl", GZIP_CLIENT},
+    "multipart-upload-1g": {"curlew", CURL_FORM_CLIENT},
+    "download-destination-256m": {"curlew", "c-libcurl"},
 }
+# Clients that are commands run and timed by this script, not benchmark binaries.
+COMMAND_CLIENTS = {GZIP_CLIENT, CURL_FORM_CLIENT}
 # What a workload's "× C limit" column divides by, when not the C client.
-REFERENCE = {"gzip-json-64m": GZIP_CLIENT}
+REFERENCE = {"gzip-json-64m": GZIP_CLIENT, "multipart-upload-1g": CURL_FORM_CLIENT}
 # `make bench-smoke` runs the plain file download and upload (one 256 MiB request each: about a second
 # together, with the upload file made first) and leaves out the synced download (the disk's speed), the
 # progress variant and the compressed upload (the JSON document takes a second to make); name them with
-# --workloads to smoke them.
+# --workloads to smoke them. The provider's download through `.downloadDestination` (one 256 MiB request
+# per client) and the multipart upload (a 64 MiB file in smoke runs) stay in: a few tenths of a second.
 NOT_IN_SMOKE = {"download-file-256m-fsync", "download-file-256m-progress", "gzip-json-64m"}
 JSON_SIZE = 64 << 20
 UPLOAD_SIZE = 256 << 20
+MULTIPART_SIZE = 1 << 30
+# Smoke runs send a 64 MiB file instead (the clients take the length from the file): they check that
+# the path works, in a tenth of a second, not its figures.
+MULTIPART_SMOKE_SIZE = 64 << 20
+MULTIPART_FILE = "multipart-1g.bin"
 
 
 def users_json():
@@ -124,9 +149,11 @@ def make_json_file(path, size=JSON_SIZE):
         f.write("".join(parts))
 
 
-def make_files(work, workloads, env):
+def make_files(work, workloads, env, smoke=False):
     """The file workloads' files, on the temp dir's file system: the 256 MiB upload (written, so it is in
-    the page cache as a file one just made would be), the 64 MiB JSON document, the downloads' folder."""
+    the page cache as a file one just made would be), the 64 MiB JSON document, the 1 GiB multipart
+    upload (sparse: `truncate -s 1G`, taking no disk; read once, so its zeroed pages are in the page cache
+    before the first client sends it, not made while it does), the downloads' folder."""
     downloads = os.path.join(work, "downloads")
     os.makedirs(downloads, exist_ok=True)
     env["BENCH_FILE_DIR"] = downloads
@@ -141,13 +168,22 @@ def make_files(work, workloads, env):
         path = os.path.join(work, "customers.json")
         make_json_file(path)
         env["BENCH_JSON_FILE"] = path
+    if "multipart-upload-1g" in workloads:
+        path = os.path.join(work, MULTIPART_FILE)
+        with open(path, "wb") as f:
+            f.truncate(MULTIPART_SMOKE_SIZE if smoke else MULTIPART_SIZE)
+        # The first read of a hole zero-fills page-cache pages (about 1.5 s for 1 GiB here, 3× a warm send).
+        with open(path, "rb", buffering=0) as f:
+            while f.read(1 << 20):
+                pass
+        env["BENCH_MULTIPART_FILE"] = path
     # Written back now, not during the first round's downloads.
     os.sync()
     return downloads
 
 
 def remove_files(work):
-    for name in ("upload-256m.bin", "customers.json"):
+    for name in ("upload-256m.bin", "customers.json", MULTIPART_FILE):
         try:
             os.unlink(os.path.join(work, name))
         except OSError:
@@ -159,17 +195,31 @@ def gzip_figures(workload, scale, env):
     """`gzip -1 -c FILE > /dev/null`, timed, as many times as the clients send the file: what the
     compressed upload's input rate is held to (its figures shaped like a client's)."""
     path = env["BENCH_JSON_FILE"]
-    size = os.path.getsize(path)
-    requests = max(1, int(4 * scale))
+    return command_figures(GZIP_CLIENT, workload, ["gzip", "-1", "-c", path], max(1, int(4 * scale)), os.path.getsize(path), env)
+
+
+def curl_form_figures(workload, base, env):
+    """`curl -s -o /dev/null -F file=@FILE;type=application/octet-stream URL`, timed, once (as the
+    provider sends the file): what the multipart upload is held to. `-w` prints the status, checked."""
+    path = env["BENCH_MULTIPART_FILE"]
+    command = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-F", f"file=@{path};type=application/octet-stream",
+               f"{base}/upload"]
+    return command_figures(CURL_FORM_CLIENT, workload, command, 1, os.path.getsize(path), env, expect_output="200")
+
+
+def command_figures(client, workload, command, requests, size, env, expect_output=None):
+    """Runs `command` `requests` times one after the other, timed, each moving `size` bytes; its figures
+    shaped like a client's (wall time per run as the latency, CPU from wait4, peak RSS from /proc). With
+    `expect_output`, the command's standard output must be that."""
     latencies, cpu, peaks = [], 0.0, [0]
     start = time.monotonic()
     for _ in range(requests):
         began = time.monotonic()
-        process = subprocess.Popen(["gzip", "-1", "-c", path], stdout=subprocess.DEVNULL)
-        # gzip's own peak RSS, read from /proc while it runs (wait4's ru_maxrss would count this
+        process = subprocess.Popen(command, stdout=subprocess.PIPE if expect_output is not None else subprocess.DEVNULL, env=env)
+        # The command's own peak RSS, read from /proc while it runs (wait4's ru_maxrss would count this
         # script's, which the child had before its exec).
         done = threading.Event()
-        watcher = threading.Thread(target=watch_peak_rss, args=(process.pid, done, peaks))
+        watcher = threading.Thread(target=watch_peak_rss, args=(process.pid, done, peaks, os.path.basename(command[0])))
         watcher.start()
         _, status, usage = os.wait4(process.pid, 0)
         latencies.append(time.monotonic() - began)
@@ -177,19 +227,24 @@ def gzip_figures(workload, scale, env):
         watcher.join()
         process.returncode = os.waitstatus_to_exitcode(status)
         cpu += usage.ru_utime + usage.ru_stime
+        output = process.stdout.read().decode(errors="replace").strip() if process.stdout else None
+        if process.stdout:
+            process.stdout.close()
         if process.returncode != 0:
-            return {"valid": False, "first_error": f"gzip exited with {process.returncode}"}
+            return {"valid": False, "first_error": f"{command[0]} exited with {process.returncode}"}
+        if expect_output is not None and output != expect_output:
+            return {"valid": False, "first_error": f"{command[0]} printed {output!r}, expected {expect_output!r}"}
     peak = max(peaks)
     seconds = time.monotonic() - start
     latencies.sort()
-    return {"client": GZIP_CLIENT, "workload": workload, "requests": requests, "errors": 0, "seconds": seconds,
+    return {"client": client, "workload": workload, "requests": requests, "errors": 0, "seconds": seconds,
             "rps": requests / seconds, "mibps": requests * size / seconds / 1048576,
             "p50_us": latencies[len(latencies) // 2] * 1e6, "p99_us": latencies[int(len(latencies) * 0.99)] * 1e6,
             "cpu_us_per_request": cpu * 1e6 / requests, "cpu_percent": cpu / seconds * 100, "peak_rss_kib": peak,
             "connections": 0, "valid": True}
 
 
-def watch_peak_rss(pid, done, peaks):
+def watch_peak_rss(pid, done, peaks, name):
     """Appends the highest VmHWM of process `pid` seen until `done` is set or the process is gone."""
     highest = 0
     while not done.is_set():
@@ -198,9 +253,9 @@ def watch_peak_rss(pid, done, peaks):
                 status = f.read()
         except OSError:
             break
-        # Only once it runs gzip (before its exec the child shares this script's memory); a zombie has
-        # no VmHWM line any more.
-        if status.startswith("Name:\tgzip"):
+        # Only once it runs the command `name` (before its exec the child shares this script's memory);
+        # a zombie has no VmHWM line any more.
+        if status.startswith(f"Name:\t{name[:15]}\n"):
             for line in status.splitlines():
                 if line.startswith("VmHWM:"):
                     highest = max(highest, int(line.split()[1]))
@@ -210,7 +265,7 @@ def watch_peak_rss(pid, done, peaks):
 
 def runs_workload(client, workload):
     """Whether `client` runs `workload` (the peers, the chain client and baselines sit some out)."""
-    if client == GZIP_CLIENT or workload in FILE_WORKLOADS:
+    if client in COMMAND_CLIENTS or workload in FILE_WORKLOADS:
         return client in FILE_WORKLOADS.get(workload, ())
     if client == "c-libcurl" and workload == "json-16-decoded":
         return False  # the C limit has no JSON decoder
@@ -339,9 +394,9 @@ def build(smoke, out):
     # failing. (Deleting their build folders instead breaks SwiftPM's cached build plan.)
     for client in ("bench-curlew", "bench-peers"):
         os.utime(os.path.join(HERE, "Sources", client, "main.swift"))
-    subprocess.run(["swift", "build", "-c", "release", "--product", "bench-curlew"] + static, cwd=HERE, check=True)
+    subprocess.run(["swift", "build", "-c", "release", "--disable-build-manifest-caching", "--product", "bench-curlew"] + static, cwd=HERE, check=True)
     if not smoke:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "bench-peers"] + static, cwd=HERE, check=True)
+        subprocess.run(["swift", "build", "-c", "release", "--disable-build-manifest-caching", "--product", "bench-peers"] + static, cwd=HERE, check=True)
     os.makedirs(out, exist_ok=True)
     subprocess.run(["gcc", "-O2", "-o", os.path.join(out, "bench-c"), os.path.join(HERE, "c-client", "bench.c"), "-lcurl", "-lz"], check=True)
     release = os.path.join(HERE, ".build", "release")
@@ -351,6 +406,7 @@ def build(smoke, out):
         "curlew-engine": [os.path.join(release, "bench-curlew"), "curlew-engine"],
         "c-libcurl": [os.path.join(out, "bench-c")],
         GZIP_CLIENT: [GZIP_CLIENT],  # run by gzip_figures
+        CURL_FORM_CLIENT: [CURL_FORM_CLIENT],  # run by curl_form_figures
     }
     if not smoke:
         commands["async-http-client"] = [os.path.join(release, "bench-peers"), "ahc"]
@@ -361,6 +417,11 @@ def build(smoke, out):
 def run_one(command, workload, scale, env):
     if command == [GZIP_CLIENT]:
         return gzip_figures(workload, scale, env)
+    if command == [CURL_FORM_CLIENT]:
+        before = accepts()
+        figures = curl_form_figures(workload, f"http://127.0.0.1:{PORT}", env)
+        figures["connections"] = accepts() - 1 - before
+        return figures
     if workload in STREAM_WORKLOADS:
         base = f"https://127.0.0.1:{STREAM_PORT}"
     elif workload in H2_WORKLOADS:
@@ -447,7 +508,7 @@ def main():
     ca, cert, key = start_nginx(work)
     env["BENCH_CA_FILE"] = ca
     stream_server = start_stream_server(cert, key) if any(w in STREAM_WORKLOADS for w in workloads) else None
-    downloads = make_files(work, workloads, env) if any(w in FILE_WORKLOADS for w in workloads) else None
+    downloads = make_files(work, workloads, env, smoke=args.smoke) if any(w in FILE_WORKLOADS for w in workloads) else None
     try:
         clients = list(commands)
         for round_index in range(rounds):
@@ -471,7 +532,7 @@ def main():
             for workload in [w for w in INSTRUCTION_WORKLOADS if w in workloads]:
                 for client in clients:
                     if client not in commands or not os.path.isfile(commands[client][0]):
-                        continue  # not a client binary (`gzip-1` is timed by run.py itself)
+                        continue  # not a client binary (`gzip-1` and `curl-F` are timed by run.py itself)
                     ours = client.startswith("curlew") or client == "c-libcurl"
                     if workload != "small-get-1" and (not ours or client.startswith(CHAIN_CLIENT) or "@" in client):
                         continue
@@ -572,7 +633,8 @@ def table(results, clients, workloads):
 
 
 def target_lines(results):
-    """Issue 15's targets, each with its figures from this run and whether it holds (a Markdown table)."""
+    """Issues 15's and 16's targets, each with its figures from this run and whether it holds (Markdown
+    tables, one per issue)."""
     def mibps(workload, client):
         return median_of(results.get((workload, client), []), "mibps")[0]
 
@@ -585,14 +647,20 @@ def target_lines(results):
         holds = "(measured)" if minimum is None else "yes" if ratio >= minimum else "no"
         return f"| {target} | {ours:,.1f} vs {theirs:,.1f} MiB/s = {ratio:.2f}×{note} | {holds} |"
 
-    def growth(workload, client, limit_mib):
+    def growth(workload, client, limit_mib, reference=None):
+        """`limit_mib` None: a measurement without a target. `reference`: a client whose peak RSS is shown beside."""
         runs = [r for r in results.get((workload, client), []) if r.get("valid") and r.get("idle_rss_kib") is not None]
         if not runs:
             return None
         grown = statistics.median((r["peak_rss_kib"] - r["idle_rss_kib"]) / 1024 for r in runs)
         peak = statistics.median(r["peak_rss_kib"] / 1024 for r in runs)
         idle = statistics.median(r["idle_rss_kib"] / 1024 for r in runs)
-        return f"| …its peak RSS ≤ idle + {limit_mib} MiB | +{grown:,.1f} MiB (peak {peak:,.1f}, idle {idle:,.1f}) | {'yes' if grown <= limit_mib else 'no'} |"
+        theirs = median_of(results.get((workload, reference), []), "peak_rss_kib")[0] if reference else None
+        beside = f"; {reference}'s peak {theirs / 1024:,.1f}" if theirs is not None else ""
+        if limit_mib is None:
+            return f"| …its peak RSS over its idle RSS | +{grown:,.1f} MiB (peak {peak:,.1f}, idle {idle:,.1f}{beside}) | (measured) |"
+        return (f"| …its peak RSS ≤ idle + {limit_mib} MiB | +{grown:,.1f} MiB (peak {peak:,.1f}, idle {idle:,.1f}{beside}) "
+                f"| {'yes' if grown <= limit_mib else 'no'} |")
 
     engine = "curlew-engine"
 
@@ -625,13 +693,35 @@ def target_lines(results):
                   f" (libcurl + zlib level 1 in `READFUNCTION`: {zlib:,.1f})" if (zlib := mibps("gzip-json-64m", "c-libcurl")) else ""),
     ]
     rows = [row for row in rows if row]
-    if not rows:
-        return []
-    return ["## Targets (issue 15: files, request compression, progress)", "",
-            "The bare engine (these are its APIs); MiB/s are medians over the rounds. The files are on the file system "
-            "of the run's temp folder; each download is deleted after it is checked. In the table above, "
-            "gzip-json-64m's “× C limit” is relative to `gzip -1` (its MiB/s count the uncompressed input).", "",
+    lines = []
+    if rows:
+        lines += ["## Targets (issue 15: files, request compression, progress)", "",
+                  "The bare engine (these are its APIs); MiB/s are medians over the rounds. The files are on the file system "
+                  "of the run's temp folder; each download is deleted after it is checked. In the table above, "
+                  "gzip-json-64m's “× C limit” is relative to `gzip -1` (its MiB/s count the uncompressed input).", "",
+                  "| target | figure | holds |", "| --- | --- | --- |"] + rows
+    provider = "curlew"
+    rows = [
+        ratio_row("1 GiB sparse file uploaded as one multipart/form-data file part (`.uploadMultipart`, `provider.request`) "
+                  "≥ 0.9× `curl -F file=@FILE;type=application/octet-stream`",
+                  "multipart-upload-1g", provider, CURL_FORM_CLIENT, 0.9),
+        growth("multipart-upload-1g", provider, 32, reference=CURL_FORM_CLIENT),
+        ratio_row("256 MiB downloaded through a target's `.downloadDestination` closure (`provider.request`) "
+                  "≥ 0.9× the C client writing with write(2) and renaming",
+                  "download-destination-256m", provider, "c-libcurl", 0.9),
+        growth("download-destination-256m", provider, None, reference="c-libcurl"),
+    ]
+    rows = [row for row in rows if row]
+    if rows:
+        lines += ([""] if lines else []) + [
+            "## Targets (issue 16: multipart upload, downloads through the provider)", "",
+            "The provider (`curlew`: these are its target tasks); MiB/s are medians over the rounds and count the file's "
+            "bytes (the multipart framing, a few hundred bytes, is left out). The multipart file is sparse "
+            "(`truncate -s 1G`) in the run's temp folder; nginx discards the body. In the table above, "
+            "multipart-upload-1g's “× C limit” is relative to `curl -F`. Idle RSS: the client set up, before its first "
+            "request; peak RSS: VmHWM at the end (`curl -F`'s read from /proc while it runs).", "",
             "| target | figure | holds |", "| --- | --- | --- |"] + rows
+    return lines
 
 
 def write_report(results, counts, invalid, clients, rounds):

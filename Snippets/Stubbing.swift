@@ -36,10 +36,9 @@ print("stubbed \(response.statusCode) after \(ContinuousClock.now - started), re
 // A full sample response with headers, or a network error, per endpoint.
 let unavailable = Provider<Weather>(
     endpointClosure: { target in
-        Endpoint(
-            url: Endpoint.defaultURL(for: target),
-            sampleResponseClosure: { .response(status: 503, headers: ["Retry-After": "30"], data: Data()) },
-            method: target.method, task: target.task, httpHeaderFields: target.headers)
+        Endpoint.default(for: target).replacing(sampleResponseClosure: {
+            .response(status: 503, headers: ["Retry-After": "30"], data: Data())
+        })
     },
     stubClosure: Provider.immediatelyStub)
 let busy = try await unavailable.request(.today(city: "Oslo"))

@@ -229,6 +229,8 @@ int main(int argc, char **argv) {
            JSON file gzipped at level 1 while it is sent (the upload length is the file's, set below). */
         {.name = "download-file-256m", .path = "/big", .method = "GET", .concurrency = 1, .requests = FOUR, .expected = 256L * 1024 * 1024, .tofile = 1},
         {.name = "download-file-256m-fsync", .path = "/big", .method = "GET", .concurrency = 1, .requests = FOUR, .expected = 256L * 1024 * 1024, .tofile = 2},
+        /* Issue 16: what the provider's `.downloadDestination` download is held to (download-file-256m's work). */
+        {.name = "download-destination-256m", .path = "/big", .method = "GET", .concurrency = 1, .requests = FOUR, .expected = 256L * 1024 * 1024, .tofile = 1},
         {.name = "upload-file-256m", .path = "/upload", .method = "POST", .concurrency = 1, .requests = FOUR, .expected = 2, .upfile = 1},
         {.name = "gzip-json-64m", .path = "/upload", .method = "POST", .concurrency = 1, .requests = FOUR, .expected = 2, .upload_unknown = 1, .gzip = 1},
     };

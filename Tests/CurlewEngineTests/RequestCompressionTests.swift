@@ -52,7 +52,7 @@ func plainDigest(of payload: [UInt8], server: StreamTestServer, session: CurlSes
 
 /// The body kinds compression handles, each sending the same payload.
 enum CompressedBodyKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case data, file, streamWithLength, streamWithoutLength, replayableSequence
+    case data, file, segments, streamWithLength, streamWithoutLength, replayableSequence
 
     var testDescription: String { rawValue }
 
@@ -67,6 +67,11 @@ enum CompressedBodyKind: String, CaseIterable, Sendable, CustomTestStringConvert
         switch self {
         case .data: return .data(Data(payload))
         case .file: return try .file(file)
+        case .segments:
+            // Bytes, then the rest from the file (a multipart form's shape).
+            let pieces: [RequestBody] = [.bytes(payload.prefix(1000)), try .file(file, range: 1000..<payload.count)]
+            guard let body = RequestBody.concatenating(pieces) else { throw CocoaError(.fileReadUnknown) }
+            return body
         case .streamWithLength: return .stream(length: payload.count, produce)
         case .streamWithoutLength: return .stream(produce)
         case .replayableSequence: return .sequence(length: payload.count) { pieces.async }

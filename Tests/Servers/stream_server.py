@@ -3,7 +3,7 @@
 accounting for backpressure measurements.
 
 Started by the tests (Tests/CurlewTestSupport/StreamTestServer.swift) and the benchmarks. Needs Python's
-`h2` package, nothing else outside the standard library.
+`h2` package, and `python-multipart` for /multipart only (`make test-deps` installs both).
 
 With --cert and --key it speaks TLS and offers the ALPN protocols given with --alpn (default `h2` and
 `http/1.1`); a connection that agrees on `http/1.1`, or on none, is served as HTTP/1.1. Without them it
@@ -101,6 +101,24 @@ Routes (the same over both protocols):
     POST|PUT /trickle?rate=B
         As /slow-read, with the HTTP/1.1 socket's receive buffer shrunk to 64 KiB first, so that the
         client's sending follows the reads.
+    POST|PUT|PATCH /multipart[?key=K][&status=S&to=PATH][&report-after=B][&drop-once=T]
+        Parses the body as multipart/form-data with python-multipart's streaming parser (never our own
+        code), in constant memory, and answers S (default 200; 400 when the body is not a complete form;
+        with Location: PATH when `to` is given) with JSON {"method", "target": the request target as
+        sent, "protocol", "content_type", "content_length" (a number or null), "transfer_encoding",
+        "chunked": the HTTP/1.1 body was chunked, "boundary": the boundary parsed from Content-Type,
+        "body_length", "body_sha256", "body": base64 of the whole body when at most 64 KiB, else null,
+        "complete": the closing boundary was parsed and the body ended, "error": null or why not,
+        "parts": [{"headers": [[field, value]] as the parser split each header line (the value
+        without the spaces after the colon), "disposition", "name", "filename" (null when absent),
+        "content_type" (null when absent), "size", "crc32", "sha256", "content": base64 when at most
+        64 KiB, else null}], "connection", "request"}; names and file names are the parameter values
+        as parse_options_header of python-multipart reads them (bytes decoded as UTF-8). Also logged
+        under K; a body that breaks off (a closed connection, a reset stream) is logged as
+        {"event": "failed", "received", "complete": false, "parts": the parts seen so far}; with
+        report-after=B, {"event": "receiving", "received", "complete": false, "parts": []} is logged once
+        B bytes of the body have arrived (so a test can break a body off after the server has seen it).
+        drop-once=T as for /request (the dropped request, read whole, is not logged).
     ANY /release?key=K
         Lets the /hold of key K read on.
     GET /log?key=K
@@ -115,6 +133,7 @@ Routes (the same over both protocols):
 """
 
 import argparse
+import base64
 import email.utils
 import faulthandler
 import fcntl
@@ -142,6 +161,16 @@ import h2.errors
 import h2.events
 import h2.exceptions
 import h2.settings
+
+# python-multipart (PyPI), for /multipart only: the server starts without it, and /multipart then answers 500.
+try:
+    import python_multipart as multipart_parser  # 0.0.13 and later
+except ImportError:  # pragma: no cover
+    try:
+        import multipart as multipart_parser  # older releases of python-multipart
+        import multipart.multipart  # noqa: F401 (absent from the unrelated package of the same name)
+    except ImportError:
+        multipart_parser = None
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 REASONS = {200: "OK", 206: "Partial Content", 301: "Moved Permanently", 302: "Found", 303: "See Other",
@@ -701,12 +730,158 @@ def route_log(exchange, query):
     exchange.respond(200, [("content-type", "application/json")], entries.encode())
 
 
+# Parts whose bytes are at most this many come back whole (base64), as does a body of at most this many.
+MULTIPART_INLINE = 65536
+
+
+class MultipartPart:
+    """One part as the parser reports it, its bytes hashed as they come (only a small part is kept)."""
+
+    def __init__(self):
+        self.headers = []
+        self.field = bytearray()
+        self.value = bytearray()
+        self.size = 0
+        self.crc32 = 0
+        self.sha256 = hashlib.sha256()
+        self.content = bytearray()
+
+    def add(self, data):
+        self.size += len(data)
+        self.crc32 = zlib.crc32(data, self.crc32)
+        self.sha256.update(data)
+        if len(self.content) <= MULTIPART_INLINE:
+            self.content += data[:MULTIPART_INLINE + 1 - len(self.content)]
+
+    def report(self):
+        def text(raw):
+            return raw.decode("utf-8", "backslashreplace")
+
+        headers = [[text(field), text(value)] for field, value in self.headers]
+        disposition = next((value for field, value in self.headers if field.lower() == b"content-disposition"), None)
+        content_type = next((value for field, value in self.headers if field.lower() == b"content-type"), None)
+        kind, options = multipart_parser.multipart.parse_options_header(disposition.decode("latin-1")) if disposition \
+            else (b"", {})
+        return {"headers": headers, "disposition": text(kind),
+                "name": text(options[b"name"]) if b"name" in options else None,
+                "filename": text(options[b"filename"]) if b"filename" in options else None,
+                "content_type": text(content_type) if content_type is not None else None,
+                "size": self.size, "crc32": self.crc32, "sha256": self.sha256.hexdigest(),
+                "content": base64.b64encode(self.content).decode() if self.size <= MULTIPART_INLINE else None}
+
+
+def route_multipart(exchange, query):
+    key = query.get("key")
+    if multipart_parser is None:
+        exchange.read_all()
+        exchange.respond(500, [("content-type", "text/plain")], b"python-multipart is not installed (make test-deps)")
+        return
+    content_type = request_header(exchange, "content-type")
+    length = request_header(exchange, "content-length")
+    kind, options = multipart_parser.multipart.parse_options_header(content_type)
+    boundary = options.get(b"boundary")
+    parts = []
+    state = {"ended": False}
+    error = None
+    parser = None
+    if kind != b"multipart/form-data" or not boundary:
+        error = f"not a multipart/form-data Content-Type with a boundary: {content_type!r}"
+    else:
+        def part_begin():
+            parts.append(MultipartPart())
+
+        def header_field(data, start, end):
+            parts[-1].field += data[start:end]
+
+        def header_value(data, start, end):
+            parts[-1].value += data[start:end]
+
+        def header_end():
+            part = parts[-1]
+            part.headers.append((bytes(part.field), bytes(part.value)))
+            part.field, part.value = bytearray(), bytearray()
+
+        def part_data(data, start, end):
+            parts[-1].add(data[start:end])
+
+        def end():
+            state["ended"] = True
+
+        callbacks = {"on_part_begin": part_begin, "on_header_field": header_field, "on_header_value": header_value,
+                     "on_header_end": header_end, "on_part_data": part_data, "on_end": end}
+        try:
+            try:
+                parser = multipart_parser.MultipartParser(boundary, callbacks, max_header_count=64,
+                                                          max_header_size=1 << 20)
+            except TypeError:  # releases before 0.0.21 have no header limits
+                parser = multipart_parser.MultipartParser(boundary, callbacks)
+        except Exception as failure:
+            error = f"{type(failure).__name__}: {failure}"
+    received = 0
+    report_after = int(query.get("report-after", "-1"))
+    body_digest = hashlib.sha256()
+    body = bytearray()
+    try:
+        while True:
+            data = exchange.read(65536)
+            if not data:
+                break
+            if received < report_after <= received + len(data):
+                log_entry(key, {"event": "receiving", "received": received + len(data), "complete": False, "parts": []})
+            received += len(data)
+            body_digest.update(data)
+            if len(body) <= MULTIPART_INLINE:
+                body += data[:MULTIPART_INLINE + 1 - len(body)]
+            if parser is not None and error is None:
+                try:
+                    parser.write(data)
+                except Exception as failure:
+                    error = f"{type(failure).__name__}: {failure}"
+    except OSError:
+        log_entry(key, {"event": "failed", "received": received, "complete": False,
+                        "parts": [part.report() for part in parts]})
+        raise
+    if exchange.protocol == "h2":
+        # A reset stream reads as an end too: only END_STREAM ends a body whole.
+        with exchange.server.lock:
+            stream = exchange.server.streams.get(exchange.stream_id)
+            whole = stream is not None and stream.ended
+        if not whole:
+            log_entry(key, {"event": "failed", "received": received, "complete": False,
+                            "parts": [part.report() for part in parts]})
+            return
+    drop_once(exchange, query.get("drop-once"))
+    if parser is not None and error is None:
+        try:
+            parser.finalize()
+        except Exception as failure:
+            error = f"{type(failure).__name__}: {failure}"
+    complete = error is None and state["ended"]
+    if error is None and not complete:
+        error = "the body ended before the closing boundary"
+    report = {"event": "done", "method": exchange.method, "target": exchange.target, "protocol": exchange.protocol,
+              "content_type": content_type, "content_length": int(length) if length is not None else None,
+              "transfer_encoding": request_header(exchange, "transfer-encoding"),
+              "chunked": bool(getattr(exchange, "chunked", False)),
+              "boundary": boundary.decode("latin-1") if boundary else None, "body_length": received,
+              "body_sha256": body_digest.hexdigest(),
+              "body": base64.b64encode(body).decode() if received <= MULTIPART_INLINE else None,
+              "complete": complete, "error": error, "parts": [part.report() for part in parts],
+              "connection": exchange.connection.number, "request": exchange.request_number}
+    log_entry(key, report)
+    headers = [("content-type", "application/json")]
+    if "to" in query:
+        headers.append(("location", query["to"]))
+    status = int(query.get("status", "200")) if complete else 400
+    exchange.respond(status, headers, json.dumps(report).encode())
+
 
 ROUTES = {"/bytes": route_bytes, "/bomb": route_bomb, "/echo": route_echo, "/speak": route_speak,
           "/trailers": route_trailers, "/request": route_request, "/early": route_early, "/redirect": route_redirect,
           "/slow-read": route_slow_read, "/stall": route_stall, "/stall-body": route_stall_body, "/drip": route_drip,
           "/stats": route_stats, "/file": route_file, "/inflate": route_inflate, "/hold": route_hold,
-          "/release": route_release, "/log": route_log, "/trickle": route_trickle}
+          "/release": route_release, "/log": route_log, "/trickle": route_trickle,
+          "/multipart": route_multipart}
 
 
 # MARK: HTTP/1.1

@@ -45,6 +45,12 @@ public struct Workload: Sendable {
     /// The request body is sent gzipped at this level (`TransferOptions.requestCompression`); the
     /// figures count the bytes before compression.
     public var gzipLevel: Int? = nil
+    /// Through the provider's file tasks (issue 16): the download through a target's
+    /// `.downloadDestination`, the upload as one `.uploadMultipart` file part of `multipartFile`.
+    public var throughProvider = false
+    /// The file sent as the multipart upload's one file part (`BENCH_MULTIPART_FILE`); its length is
+    /// `uploadBytes` (the figures count the file's bytes, not the few hundred of the part's framing).
+    public var multipartFile: String? = nil
 
     /// The suite's workloads; `scale` shrinks request counts (smoke runs use a tiny scale).
     public static func all(scale: Double) -> [Workload] {
@@ -83,6 +89,11 @@ public struct Workload: Sendable {
             Workload(name: "download-file-256m-progress", path: "/big", method: "GET", concurrency: 1, requests: max(1, Int(4 * scale)), expectedBytes: BenchPayloads.bigLength, body: nil, decode: false, downloadsToFile: true, observesProgress: true),
             Workload(name: "upload-file-256m", path: "/upload", method: "POST", concurrency: 1, requests: max(1, Int(4 * scale)), expectedBytes: 2, body: nil, decode: false, uploadBytes: BenchPayloads.uploadFile.length, uploadFile: BenchPayloads.uploadFile.path),
             Workload(name: "gzip-json-64m", path: "/upload", method: "POST", concurrency: 1, requests: max(1, Int(4 * scale)), expectedBytes: 2, body: nil, decode: false, uploadBytes: BenchPayloads.jsonFile.length, uploadLengthKnown: false, uploadFile: BenchPayloads.jsonFile.path, gzipLevel: 1),
+            // The provider's file tasks (issue 16): a 1 GiB sparse file uploaded as one multipart/form-data
+            // file part (`.uploadMultipart`), one request; the 256 MiB body downloaded through a target's
+            // `.downloadDestination` closure (as download-file-256m, through the provider).
+            Workload(name: "multipart-upload-1g", path: "/upload", method: "POST", concurrency: 1, requests: 1, expectedBytes: 2, body: nil, decode: false, uploadBytes: BenchPayloads.multipartFile.length, throughProvider: true, multipartFile: BenchPayloads.multipartFile.path),
+            Workload(name: "download-destination-256m", path: "/big", method: "GET", concurrency: 1, requests: max(1, Int(4 * scale)), expectedBytes: BenchPayloads.bigLength, body: nil, decode: false, downloadsToFile: true, throughProvider: true),
         ]
     }
 
@@ -124,6 +135,8 @@ public enum BenchPayloads {
     /// lengths (nil and 0 when the runner made none).
     public static let uploadFile = file(named: "BENCH_UPLOAD_FILE")
     public static let jsonFile = file(named: "BENCH_JSON_FILE")
+    /// The 1 GiB sparse file the multipart upload sends (issue 16).
+    public static let multipartFile = file(named: "BENCH_MULTIPART_FILE")
 
     static func file(named variable: String) -> (path: String?, length: Int) {
         guard let path = getenv(variable).map({ String(cString: $0) }) else { return (nil, 0) }

@@ -110,6 +110,51 @@ func fileClient(_ workload: Workload, base: String, session: CurlSession) throws
     return nil
 }
 
+/// A target carrying one of the provider's file tasks (issue 16).
+struct FileTaskTarget: TargetType {
+    let baseURL: URL
+    let path: String
+    let method: HTTPMethod
+    let task: RequestTask
+    var headers: [String: String]? { nil }
+}
+
+/// The provider's file workloads (issue 16): a file uploaded as one multipart/form-data part
+/// (`.uploadMultipart`), or a download through a target's `.downloadDestination` closure. Nil for the
+/// other workloads.
+func providerFileClient(_ workload: Workload, base: String, session: CurlSession) throws -> BenchClient? {
+    guard workload.throughProvider else { return nil }
+    guard let url = URL(string: base) else { throw BenchFailure("bad base URL") }
+    let provider = Provider<FileTaskTarget>(session: session)
+    if let file = workload.multipartFile {
+        guard workload.uploadBytes ?? 0 > 0 else { throw BenchFailure("no file to upload (BENCH_MULTIPART_FILE)") }
+        let form = MultipartFormData(parts: [
+            MultipartFormBodyPart(provider: .file(URL(fileURLWithPath: file)), name: "file", mimeType: "application/octet-stream")
+        ])
+        let target = FileTaskTarget(baseURL: url, path: workload.path, method: .post, task: .uploadMultipart(form))
+        return BenchClient({
+            let response = try await provider.request(target)
+            guard response.statusCode == 200 else { throw BenchFailure("status \(response.statusCode)") }
+            return response.data.count
+        }, extraFigures: loopFigures(session))
+    }
+    guard workload.downloadsToFile, let folder = BenchPayloads.fileFolder else { throw BenchFailure("BENCH_FILE_DIR is not set") }
+    let path = "\(folder)/download-curlew-\(getpid())"
+    let destination = DownloadDestination { _, _ in (URL(fileURLWithPath: path), [.removePreviousFile]) }
+    let target = FileTaskTarget(baseURL: url, path: workload.path, method: .get, task: .downloadDestination(destination))
+    return BenchClient({
+        let response = try await provider.request(target)
+        defer { unlink(path) }
+        guard response.statusCode == 200 else { throw BenchFailure("status \(response.statusCode)") }
+        guard let file = response.fileURL, file.path(percentEncoded: false) == path else {
+            throw BenchFailure("downloaded to \(response.fileURL?.path(percentEncoded: false) ?? "nowhere"), not \(path)")
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw BenchFailure("no file at \(path) after the download") }
+        return Int(info.st_size)
+    }, extraFigures: loopFigures(session))
+}
+
 /// Checks a download (status 200, the file where it was said to be, as long as said) and deletes it, so
 /// every request writes a new file; returns its length.
 func checkedDownload(_ response: DownloadResponse, at path: String) throws -> Int {
@@ -181,7 +226,9 @@ benchMain(clients: [
     },
     "curlew": { workload, base in
         let session = try makeSession(workload)
-        // The file workloads use the engine's APIs (run.py runs them on curlew-engine only).
+        // The provider's file tasks (issue 16).
+        if let client = try providerFileClient(workload, base: base, session: session) { return client }
+        // Issue 15's file workloads use the engine's APIs (run.py runs them on curlew-engine only).
         if let client = try fileClient(workload, base: base, session: session) { return client }
         let provider = Provider<BenchTarget>(session: session)
         guard let url = URL(string: base) else { throw BenchFailure("bad base URL") }

@@ -1,26 +1,39 @@
 // Curlew — endpoints compare by the request they build.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension Endpoint: Equatable, Hashable {
     /// Whether two endpoints build the same request: URL, method, header fields, transfer options and
     /// body. A JSON body compares by content, whatever order its encoder wrote the keys in.
+    ///
+    /// As in Moya, an upload compares what it uploads: the file URL of ``RequestTask/uploadFile(_:)``, the
+    /// ``MultipartFormData`` of a multipart task (its parts and fixed boundary; a random boundary is drawn
+    /// per request and not compared). A download compares its request, not its destination closure; it
+    /// never equals an endpoint that does not download.
     ///
     /// Closures cannot be compared, so the sample response and a custom redirect policy are ignored. Two
     /// endpoints that both fail to build compare their URL, method and header fields; one that builds
     /// never equals one that fails.
     public static func == (lhs: Endpoint, rhs: Endpoint) -> Bool {
-        switch (try? lhs.urlRequest(), try? rhs.urlRequest()) {
+        guard TaskIdentity(lhs.task) == TaskIdentity(rhs.task) else { return false }
+        switch (lhs.comparableRequest, rhs.comparableRequest) {
         case (let left?, let right?):
-            RequestIdentity(left) == RequestIdentity(right)
+            return RequestIdentity(left) == RequestIdentity(right)
         case (nil, nil):
-            lhs.url == rhs.url && lhs.method == rhs.method && lhs.httpHeaderFields == rhs.httpHeaderFields
+            return lhs.url == rhs.url && lhs.method == rhs.method && lhs.httpHeaderFields == rhs.httpHeaderFields
         default:
-            false
+            return false
         }
     }
 
     /// Hashes what `==` compares: the built request, or URL, method and header fields when it fails.
     public func hash(into hasher: inout Hasher) {
-        if let request = try? urlRequest() {
+        hasher.combine(TaskIdentity(task))
+        if let request = comparableRequest {
             hasher.combine(true)
             hasher.combine(RequestIdentity(request))
         } else {
@@ -28,6 +41,37 @@ extension Endpoint: Equatable, Hashable {
             hasher.combine(url)
             hasher.combine(method)
             hasher.combine(httpHeaderFields)
+        }
+    }
+
+    /// The request, without what a multipart form draws anew for each request (its boundary, in the body
+    /// and `Content-Type`): the form itself is compared by ``TaskIdentity``.
+    private var comparableRequest: TransportRequest? {
+        guard var request = try? urlRequest() else { return nil }
+        switch task {
+        case .uploadMultipart, .uploadCompositeMultipart:
+            request.body = nil
+            request.headerFields[.contentType] = nil
+        default:
+            break
+        }
+        return request
+    }
+}
+
+/// What a task uploads or whether it downloads, beyond the request it builds.
+private enum TaskIdentity: Hashable {
+    case request
+    case file(URL)
+    case multipart(MultipartFormData)
+    case download
+
+    init(_ task: RequestTask) {
+        switch task {
+        case .uploadFile(let file): self = .file(file)
+        case .uploadMultipart(let form), .uploadCompositeMultipart(let form, _): self = .multipart(form)
+        case .downloadDestination, .downloadParameters: self = .download
+        default: self = .request
         }
     }
 }

@@ -19,7 +19,9 @@ extension Endpoint {
     ///   with a host and without spaces or control characters, or with the reason when a header name
     ///   is not an HTTP token or a value holds CR, LF or NUL; ``CurlewError/parameterEncoding(_:)``
     ///   when parameters cannot be encoded; ``CurlewError/encodableMapping(_:)`` when an `Encodable`
-    ///   body cannot be encoded.
+    ///   body cannot be encoded; ``CurlewError/multipartEncoding(_:)`` when a multipart form cannot be
+    ///   built; ``CurlewError/transport(_:)`` with ``/CurlewEngine/TransportError/Code/invalidBody`` when the
+    ///   file of ``RequestTask/uploadFile(_:)`` cannot be read.
     public func urlRequest() throws(CurlewError) -> TransportRequest {
         guard Self.isSendableURL(url) else { throw .requestMapping(url) }
         var fields = HTTPFields()
@@ -62,6 +64,22 @@ extension Endpoint {
             }
             let withBody = try Self.encode(request, bodyParameters, bodyEncoding)
             return try Self.encode(withBody, urlParameters, URLEncoding.queryString)
+        case .uploadFile(let file):
+            guard file.isFileURL else { throw .requestMapping("uploadFile needs a file URL, not \(file.absoluteString)") }
+            do {
+                request.body = try RequestBody.file(file.path(percentEncoded: false))
+            } catch {
+                throw .transport(error)
+            }
+            return request
+        case .uploadMultipart(let form):
+            return try request.withMultipart(form)
+        case .uploadCompositeMultipart(let form, let urlParameters):
+            return try Self.encode(request, urlParameters, URLEncoding.queryString).withMultipart(form)
+        case .downloadDestination:
+            return request
+        case .downloadParameters(let parameters, let encoding, _):
+            return try Self.encode(request, parameters, encoding)
         }
     }
 
@@ -99,6 +117,27 @@ extension Endpoint {
 }
 
 extension TransportRequest {
+    /// A copy with `form` as its multipart body and `Content-Type` (replacing any other: only Curlew knows
+    /// the boundary). A random boundary that happens to occur in a part is drawn again.
+    fileprivate func withMultipart(_ form: MultipartFormData) throws(CurlewError) -> TransportRequest {
+        guard method.supportsMultipart else { throw .multipartEncoding(.methodNotSupported(method.rawValue)) }
+        var draws = 0
+        while true {
+            do throws(MultipartEncodingError) {
+                let (body, contentType) = try form.encoded(boundary: form.boundary ?? MultipartFormData.randomBoundary())
+                var copy = self
+                copy.body = body
+                copy.headerFields[.contentType] = contentType
+                return copy
+            } catch .boundaryInPart where form.boundary == nil && draws < 3 {
+                // 128 random bits found in a part's bytes: a part crafted to hold a boundary seen before.
+                draws += 1
+            } catch {
+                throw .multipartEncoding(error)
+            }
+        }
+    }
+
     /// A copy with `value` encoded as its JSON body.
     fileprivate func withJSON(
         _ value: any Encodable & Sendable, encoder: JSONEncoder

@@ -75,6 +75,17 @@ public struct Endpoint: Sendable {
             httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy)
     }
 
+    /// A copy whose stubbed requests get another sample response (a test provider answering 404, say),
+    /// everything else kept.
+    ///
+    /// - Parameter sampleResponseClosure: Produces the response a stubbed request gets.
+    /// - Returns: The endpoint with the new sample response.
+    public func replacing(sampleResponseClosure: @escaping SampleResponseClosure) -> Endpoint {
+        Endpoint(
+            url: url, sampleResponseClosure: sampleResponseClosure, method: method, task: task,
+            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy)
+    }
+
     /// A copy whose request overrides these session settings.
     ///
     /// - Parameter transferOptions: The overrides (replacing the endpoint's).

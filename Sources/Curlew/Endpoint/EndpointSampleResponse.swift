@@ -12,6 +12,8 @@ public enum EndpointSampleResponse: Sendable {
     case networkResponse(Int, Data)
     /// A full response: status code, header fields and body (Moya's `.response(HTTPURLResponse, Data)`).
     case response(status: Int, headers: [String: String], data: Data)
-    /// A failure, as if the request could not be sent or no response arrived (e.g. a timeout).
+    /// A failure, as if the request could not be sent or no response arrived (e.g. a timeout). Thrown as
+    /// the real failure would be: a ``/CurlewEngine/TransportError`` as ``CurlewError/transport(_:)``, a
+    /// ``CurlewError`` as it is, anything else as ``CurlewError/underlying(_:_:)``.
     case networkError(any Error)
 }

@@ -29,6 +29,9 @@ public indirect enum CurlewError: Error, Sendable {
     case requestMapping(String)
     /// The parameters could not be encoded into the request. Nothing was sent.
     case parameterEncoding(any Error)
+    /// A multipart form could not be built: no parts, a method that carries no form, a bad boundary or
+    /// MIME type, an unreadable file.
+    case multipartEncoding(MultipartEncodingError)
     /// The transport failed: no complete response arrived (connection, DNS, TLS, timeouts, limits,
     /// cancellation, shutdown).
     case transport(TransportError)
@@ -41,7 +44,7 @@ public indirect enum CurlewError: Error, Sendable {
             response
         case .underlying(_, let response):
             response
-        case .encodableMapping, .requestMapping, .parameterEncoding, .transport:
+        case .encodableMapping, .requestMapping, .parameterEncoding, .multipartEncoding, .transport:
             nil
         }
     }
@@ -71,6 +74,7 @@ extension CurlewError: CustomStringConvertible, LocalizedError {
         case .underlying(let error, _): ErrorMessage.text(of: error)
         case .requestMapping(let reason): "Failed to map Endpoint to a request: \(reason)"
         case .parameterEncoding(let error): "Failed to encode parameters for a request: \(error)"
+        case .multipartEncoding(let error): "Failed to encode a multipart form: \(error)"
         case .transport(let error): error.description
         }
     }

@@ -21,7 +21,9 @@ final class InflightSharing: Middleware {
     func intercept<Return>(
         _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
-        guard context.collectsBody, let key = InflightKey(request, stub: context.stub) else {
+        // Uploads and downloads never share: each caller's file or form is its own.
+        guard context.collectsBody, context.endpoint?.task.isTransfer != true, let key = InflightKey(request, stub: context.stub)
+        else {
             return try await next(request, context, handler: handler)
         }
         let (call, ticket) = join(key, request: request, context: context, next: next)

@@ -44,7 +44,13 @@ struct StubResponder: Middleware {
             }
             return (ResponseHead(status: HTTPResponse.Status(code: status), headerFields: fields, effectiveURL: request.url), data)
         case .networkError(let error):
-            throw .underlying(error, nil)
+            // A stubbed transport failure arrives as a real one would, so code that handles timeouts
+            // or cancellation (and the retry middleware) can be tested with stubs.
+            switch error {
+            case let error as CurlewError: throw error
+            case let error as TransportError: throw .transport(error)
+            default: throw .underlying(error, nil)
+            }
         }
     }
 }

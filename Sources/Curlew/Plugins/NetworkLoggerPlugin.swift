@@ -162,13 +162,18 @@ public struct NetworkLoggerPlugin: PluginType {
         case .success(let response):
             guard wants(configuration.level) else { return }
             let source = response.request.map { redactedURL($0.url) } ?? "stub"
-            let size = response.isStreamed ? "streamed" : "\(response.data.count) bytes"
+            let size =
+                if let download = response.download {
+                    "\(download.fileSize) bytes to \(download.filePath)"
+                } else {
+                    response.isStreamed ? "streamed" : "\(response.data.count) bytes"
+                }
             var entries = [entry("Response", "\(response.statusCode) for \(source) (\(size))", target)]
             if options.contains(.responseHeaders) {
                 entries.append(entry("Response headers", describe(response.headerFields), target))
             }
-            // A streamed body goes to its reader as it arrives: there is nothing here to log.
-            if options.contains(.successResponseBody), !response.isStreamed {
+            // A streamed body goes to its reader as it arrives, a download's to its file: nothing here to log.
+            if options.contains(.successResponseBody), !response.isStreamed, response.download == nil {
                 entries.append(entry("Response body", format(response.data, responseData), target))
             }
             emit(entries, level: configuration.level, target: target)
@@ -180,7 +185,7 @@ public struct NetworkLoggerPlugin: PluginType {
                 if options.contains(.responseHeaders) {
                     entries.append(entry("Response headers", describe(response.headerFields), target))
                 }
-                if options.contains(.errorResponseBody), !response.isStreamed {
+                if options.contains(.errorResponseBody), !response.isStreamed, response.download == nil {
                     entries.append(entry("Response body", format(response.data, responseData), target))
                 }
             }

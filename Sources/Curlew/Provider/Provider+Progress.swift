@@ -1,8 +1,20 @@
 // Curlew — a provider call that reports its progress as it runs.
 
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+import CurlewJSON
+
 extension Provider {
     /// Sends the request for `target` as ``request(_:)`` does, when iterated, reporting the transfer's
     /// progress; the last element carries the ``ApiResponse``.
+    ///
+    /// Moya's `request(_:progress:completion:)` (and `requestWithProgress` in its reactive extensions) as an
+    /// async sequence: `for try await update in provider.progress(for: .upload(file))` reads as what it does.
+    /// Uploads report ``/CurlewEngine/TransferProgress/bytesSent``, downloads
+    /// ``/CurlewEngine/TransferProgress/bytesReceived``.
     ///
     /// Every stage runs as for ``request(_:)`` (plugins, middleware, validation); the counts are those of
     /// the transfer (a retry or a redirect starts them again). A stubbed call, and a call through a
@@ -15,7 +27,37 @@ extension Provider {
             run: { reporter throws(CurlewError) in
                 try await self.send(endpoint, target: target, progress: reporter).get()
             },
-            finalProgress: { reporter, response in reporter.completed(decoded: response.data.count) },
+            finalProgress: { reporter, response in reporter.completed(decoded: Self.decodedSize(response)) },
             cancellation: { .transport(TransportError(.cancelled, message: "the task was cancelled", url: endpoint.url)) })
+    }
+
+    /// ``progress(for:)`` whose last element carries the response decoded by status code, as
+    /// ``request(_:as:errorMessage:decoder:)`` decodes it.
+    ///
+    /// ```swift
+    /// for try await update in provider.progress(for: .upload(photo), as: Photo.self) {
+    ///     if let result = update.response { return result }
+    ///     logger.info("uploaded \(update.progress.bytesSent) of \(update.progress.expectedBytesToSend ?? 0)")
+    /// }
+    /// ```
+    public nonisolated func progress<Value: Decodable & Sendable, Message: Decodable & Sendable>(
+        for target: Target, as type: Value.Type, errorMessage: Message.Type = ApiErrorMessage.self,
+        decoder: JSONDecoder? = nil
+    ) -> ProgressUpdates<ApiResult<Value, Message>, CurlewError> {
+        let endpoint = endpointClosure(target)
+        let bodyDecoder = decoder.map(JSONBodyDecoder.init) ?? self.bodyDecoder
+        return ProgressUpdates(
+            run: { reporter throws(CurlewError) in
+                let response = try await self.send(endpoint, target: target, progress: reporter).get()
+                return try ApiResult<Value, Message>.decode(from: response, with: bodyDecoder)
+            },
+            finalProgress: { reporter, result in reporter.completed(decoded: Self.decodedSize(result.response)) },
+            cancellation: { .transport(TransportError(.cancelled, message: "the task was cancelled", url: endpoint.url)) })
+    }
+
+    /// The body's decoded size: the data's, or the downloaded file's.
+    private static func decodedSize(_ response: ApiResponse?) -> Int? {
+        guard let response else { return nil }
+        return response.download?.fileSize ?? response.data.count
     }
 }

@@ -27,6 +27,25 @@ extension Provider {
         return try result.get()
     }
 
+    /// Sends the request for `target` and returns its outcome as a `Result`, never throwing: for code that
+    /// switches on success and failure, as Moya's completion closures do.
+    ///
+    /// ```swift
+    /// switch await provider.result(for: .zen) {
+    /// case .success(let response): print(response.statusCode)
+    /// case .failure(let error): print(error.localizedDescription)
+    /// }
+    /// ```
+    @concurrent
+    public nonisolated func result(for target: Target) async -> Result<ApiResponse, CurlewError> {
+        await send(endpointClosure(target), target: target)
+    }
+
+    /// The endpoint the provider's endpoint closure makes for `target` (Moya's `endpoint(_:)`).
+    public nonisolated func endpoint(_ target: Target) -> Endpoint {
+        endpointClosure(target)
+    }
+
     nonisolated func send(
         _ endpoint: Endpoint, target: Target, progress: ProgressReporter? = nil
     ) async -> Result<ApiResponse, CurlewError> {
@@ -37,12 +56,21 @@ extension Provider {
         case .success(var request):
             if let progress { request.options.progressReporter = progress }
             let stub = stubClosure(target)
+            // A download asks for the rest of a partial file: plugins see those fields too.
+            let download = endpoint.task.downloadDestination.map { destination in
+                DownloadReceiver(request, destination: destination, options: target.downloadOptions)
+            }
+            if let download { request = download.request }
             if !plugins.isEmpty {
                 // Plugins see what goes on the wire, with the fields the transport adds; a stub sends nothing.
                 let shown = stub == .never ? await session.wireRequest(for: request) : request
                 for plugin in plugins { await plugin.willSend(shown, target: target) }
             }
-            result = await exchange(request, endpoint: endpoint, target: target, stub: stub)
+            if let download {
+                result = await exchange(download, endpoint: endpoint, target: target, stub: stub)
+            } else {
+                result = await exchange(request, endpoint: endpoint, target: target, stub: stub)
+            }
             result = Self.validate(result, codes: target.validationType.statusCodes)
         }
         for plugin in plugins { await plugin.didReceive(result, target: target) }
@@ -95,6 +123,39 @@ extension Provider {
                 })
         } catch {
             return .failure(error)
+        }
+    }
+
+    /// The exchange for a download task, through the chain: the calling task writes the final response's
+    /// body to the file (a stub's sample data too), which is moved into place before this returns.
+    private nonisolated func exchange(
+        _ download: DownloadReceiver, endpoint: Endpoint, target: Target, stub: StubBehavior
+    ) async -> Result<ApiResponse, CurlewError> {
+        let context = MiddlewareContext(target: target, endpoint: endpoint, logger: logger, collectsBody: false, stub: stub)
+        let request = download.request
+        let result: Result<ApiResponse, CurlewError>
+        do throws(CurlewError) {
+            let chain = MiddlewareNext(members: members, index: 0, transport: session)
+            result = .success(
+                try await chain(request, context) { head, body throws(CurlewError) in
+                    do throws(TransportError) {
+                        return ApiResponse(download: try await download.receive(head, body), request: request)
+                    } catch {
+                        throw CurlewError(error)
+                    }
+                })
+        } catch {
+            result = .failure(error)
+        }
+        // A middleware may have tried more than once: settle the partial files earlier attempts kept.
+        switch result {
+        case .success:
+            _ = download.finish(Result<Void, TransportError>.success(()))
+            return result
+        case .failure(.transport(let error)):
+            return download.finish(Result<ApiResponse, TransportError>.failure(error)).mapError { .transport($0) }
+        case .failure:
+            return result
         }
     }
 

@@ -13,6 +13,7 @@ extension ApiResponse {
     /// - Parameter failsOnEmptyData: When false, an empty body gives ``JSONValue/null`` instead of an error.
     /// - Throws: ``CurlewError/jsonMapping(_:)`` when the body is not JSON.
     public func mapJSON(failsOnEmptyData: Bool = true) throws(CurlewError) -> JSONValue {
+        let data = try bodyData()
         if data.isEmpty && !failsOnEmptyData { return .null }
         do {
             return try JSONBodyDecoder.standard.decode(JSONValue.self, from: data)
@@ -33,7 +34,7 @@ extension ApiResponse {
             }
             return string
         }
-        guard let string = String(data: data, encoding: .utf8) else { throw .stringMapping(self) }
+        guard let string = String(data: try bodyData(), encoding: .utf8) else { throw .stringMapping(self) }
         return string
     }
 
@@ -53,6 +54,7 @@ extension ApiResponse {
         failsOnEmptyData: Bool = true
     ) throws(CurlewError) -> D {
         let bodyDecoder = JSONBodyDecoder(decoder)
+        let data = try bodyData()
         if data.isEmpty && !failsOnEmptyData { return try decodeEmptyBody(type, with: bodyDecoder) }
         guard let keyPath, !keyPath.isEmpty else {
             do {

@@ -22,10 +22,11 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
         let headerFields: HTTPFields?
         let transportResponse: TransportResponse?
         let isStreamed: Bool
+        let download: DownloadResponse?
 
         init(
             statusCode: Int, data: Data, request: TransportRequest?, headerFields: HTTPFields?,
-            transportResponse: TransportResponse?, isStreamed: Bool = false
+            transportResponse: TransportResponse?, isStreamed: Bool = false, download: DownloadResponse? = nil
         ) {
             self.statusCode = statusCode
             self.data = data
@@ -33,6 +34,7 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
             self.headerFields = headerFields
             self.transportResponse = transportResponse
             self.isStreamed = isStreamed
+            self.download = download
         }
     }
 
@@ -79,6 +81,37 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
             transportResponse: fromNetwork ? TransportResponse(head: head) : nil, isStreamed: true)
     }
 
+    /// The response of a download task: its head, with the body in the file at `download.filePath`.
+    /// A head that did not come over the network (a stub) has no ``transportResponse``.
+    public init(download: DownloadResponse, request: TransportRequest) {
+        let fromNetwork = download.head.httpVersion != .none
+        storage = Storage(
+            statusCode: download.head.status.code, data: Data(), request: request,
+            headerFields: fromNetwork ? nil : download.head.headerFields,
+            transportResponse: fromNetwork ? TransportResponse(head: download.head) : nil, download: download)
+    }
+
+    /// Where a download task's body was written; nil for other responses. ``data`` is then empty: read
+    /// the file, or map the response (``map(_:atKeyPath:using:failsOnEmptyData:)``, ``mapJSON(failsOnEmptyData:)``,
+    /// ``mapString(atKeyPath:)`` and the typed calls read it).
+    public var fileURL: URL? { storage.download.map { URL(fileURLWithPath: $0.filePath) } }
+
+    /// What a download task wrote (the file, its size, the bytes resumed from a partial file); nil for
+    /// other responses.
+    public var download: DownloadResponse? { storage.download }
+
+    /// The body: ``data``, or the contents of a download's file.
+    ///
+    /// - Throws: ``CurlewError/underlying(_:_:)`` when the downloaded file cannot be read.
+    public func bodyData() throws(CurlewError) -> Data {
+        guard let download = storage.download else { return storage.data }
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: download.filePath))
+        } catch {
+            throw .underlying(error, self)
+        }
+    }
+
     /// The redirects followed before this response (each URL requested and the 3xx it answered with);
     /// empty when there was none, and for stubs.
     public var redirectChain: [RedirectStep] { transportResponse?.redirects ?? [] }
@@ -90,7 +123,10 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
     public var timings: TransferTimings { transportResponse?.timings ?? .zero }
 
     public var description: String {
-        isStreamed ? "Status Code: \(statusCode), Streamed" : "Status Code: \(statusCode), Data Length: \(data.count)"
+        if let download = storage.download {
+            return "Status Code: \(statusCode), File: \(download.filePath) (\(download.fileSize) bytes)"
+        }
+        return isStreamed ? "Status Code: \(statusCode), Streamed" : "Status Code: \(statusCode), Data Length: \(data.count)"
     }
 
     public var debugDescription: String {
@@ -100,10 +136,11 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
         return text
     }
 
-    /// Whether two responses are the same response: status code, body and response head (header
-    /// fields) are equal. The request that produced them and the engine's timings are not compared,
-    /// as Moya's documentation describes `Response` equality.
+    /// Whether two responses are the same response: status code, body (for downloads, the file's path)
+    /// and response head (header fields) are equal. The request that produced them and the engine's
+    /// timings are not compared, as Moya's documentation describes `Response` equality.
     public static func == (lhs: ApiResponse, rhs: ApiResponse) -> Bool {
         lhs.statusCode == rhs.statusCode && lhs.data == rhs.data && lhs.headerFields == rhs.headerFields
+            && lhs.storage.download?.filePath == rhs.storage.download?.filePath
     }
 }

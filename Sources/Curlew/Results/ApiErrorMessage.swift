@@ -13,6 +13,22 @@ public struct ApiErrorMessage: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case errorMessage = "error_message"
     }
+
+    /// The key as a decoder converting snake case (`.convertFromSnakeCase`) presents `error_message`.
+    private enum ConvertedKeys: String, CodingKey {
+        case errorMessage
+    }
+
+    /// Decodes `{"error_message": "..."}` whatever the decoder's key strategy: with `.convertFromSnakeCase`
+    /// the key arrives as `errorMessage`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if let message = try container.decodeIfPresent(String.self, forKey: .errorMessage) {
+            errorMessage = message
+            return
+        }
+        errorMessage = try decoder.container(keyedBy: ConvertedKeys.self).decode(String.self, forKey: .errorMessage)
+    }
 }
 
 /// A success type for responses without a body (for example `204 No Content`): decodes from anything.

@@ -28,29 +28,31 @@ extension ApiResult where Value: Decodable, ApiErrorMessage: Decodable {
     static func decode(from response: ApiResponse, with bodyDecoder: JSONBodyDecoder) throws(CurlewError)
         -> ApiResult
     {
+        // A download's body is its file.
+        let data = try response.bodyData()
         if (200..<300).contains(response.statusCode) {
             if Value.self == EmptyBody.self, let empty = EmptyBody() as? Value { return .success(empty, response) }
             do {
-                return .success(try bodyDecoder.decode(Value.self, from: response.data), response)
+                return .success(try bodyDecoder.decode(Value.self, from: data), response)
             } catch {
                 throw .objectMapping(error, response)
             }
         }
         do {
-            return .failure(try bodyDecoder.decode(ApiErrorMessage.self, from: response.data), response)
+            return .failure(try bodyDecoder.decode(ApiErrorMessage.self, from: data), response)
         } catch {
             return .unexpected(
                 UnexpectedApiError(
-                    statusCode: response.statusCode, body: response.data, message: fallbackMessage(for: response),
+                    statusCode: response.statusCode, body: data, message: fallbackMessage(for: response, body: data),
                     decodingFailure: "\(error)"),
                 response)
         }
     }
 
     @usableFromInline
-    static func fallbackMessage(for response: ApiResponse) -> String {
+    static func fallbackMessage(for response: ApiResponse, body: Data) -> String {
         let type = response.headerFields[.contentType].map { ", \($0)" } ?? ""
-        let size = response.data.isEmpty ? "empty body" : "\(response.data.count) bytes"
+        let size = body.isEmpty ? "empty body" : "\(body.count) bytes"
         return "Unexpected response from the server (HTTP \(response.statusCode)\(type), \(size))"
     }
 }

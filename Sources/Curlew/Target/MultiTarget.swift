@@ -41,6 +41,8 @@ public struct MultiTarget: TargetType, AccessTokenAuthorizable {
     public var transferOptions: TransferOptions { target.transferOptions }
     /// The wrapped target's redirect policy.
     public var redirectPolicy: RedirectPolicy? { target.redirectPolicy }
+    /// The wrapped target's download options.
+    public var downloadOptions: DownloadOptions { target.downloadOptions }
     /// The wrapped target's authorisation, or nil when it does not conform to ``AccessTokenAuthorizable``.
     public var authorizationType: AuthorizationType? {
         (target as? any AccessTokenAuthorizable)?.authorizationType

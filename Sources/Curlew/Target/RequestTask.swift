@@ -6,7 +6,8 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// What a request sends: nothing, raw data, an `Encodable` as JSON, or parameters with an encoding.
+/// What a request sends and how: nothing, raw data, an `Encodable` as JSON or parameters with an
+/// encoding; a file or a multipart form to upload; or a response body to download to a file.
 ///
 /// This is Moya's `Task`. Curlew names it `RequestTask` because `Task` is Swift's unit of concurrency,
 /// and a target's `task` property would otherwise shadow it in every file that uses both.
@@ -34,4 +35,39 @@ public enum RequestTask: Sendable {
     /// is refused with ``CurlewError/parameterEncoding(_:)`` (put those parameters in `urlParameters`).
     case requestCompositeParameters(
         bodyParameters: [String: JSONValue], bodyEncoding: any ParameterEncoding, urlParameters: [String: JSONValue])
+    /// The file at this file URL as the body, read while the request is sent (`Content-Length`, no
+    /// `Content-Type` added). The file must be a readable regular file when the request is built, else
+    /// ``CurlewError/transport(_:)`` with ``/CurlewEngine/TransportError/Code/invalidBody``.
+    case uploadFile(URL)
+    /// This form as a `multipart/form-data` body, encoded by Curlew, with `Content-Type` and its boundary
+    /// set (replacing any the target gives). Only for methods that carry a form (POST, PUT, PATCH,
+    /// CONNECT: `HTTPMethod.supportsMultipart`).
+    case uploadMultipart(MultipartFormData)
+    /// This form as a `multipart/form-data` body, plus parameters URL-encoded into the query string.
+    case uploadCompositeMultipart(MultipartFormData, urlParameters: [String: JSONValue])
+    /// The response body downloaded to the file the destination chooses; the response's
+    /// ``ApiResponse/fileURL`` says where it is.
+    case downloadDestination(DownloadDestination)
+    /// Parameters placed by the encoding, and the response body downloaded to the file the destination
+    /// chooses.
+    case downloadParameters(parameters: [String: JSONValue], encoding: any ParameterEncoding, destination: DownloadDestination)
+}
+
+extension RequestTask {
+    /// Where a download task's file goes; nil for other tasks.
+    var downloadDestination: DownloadDestination? {
+        switch self {
+        case .downloadDestination(let destination), .downloadParameters(_, _, let destination): destination
+        default: nil
+        }
+    }
+
+    /// Whether the task uploads a file or a form, or downloads to a file: such requests are never shared
+    /// by in-flight sharing.
+    var isTransfer: Bool {
+        switch self {
+        case .uploadFile, .uploadMultipart, .uploadCompositeMultipart, .downloadDestination, .downloadParameters: true
+        default: false
+        }
+    }
 }

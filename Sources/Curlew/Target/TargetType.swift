@@ -35,6 +35,10 @@ public protocol TargetType: Sendable {
     var transferOptions: TransferOptions { get }
     /// How this target's redirects are followed; nil (the default) keeps the session's policy.
     var redirectPolicy: RedirectPolicy? { get }
+    /// How a download task (``RequestTask/downloadDestination(_:)``,
+    /// ``RequestTask/downloadParameters(parameters:encoding:destination:)``) handles its file: resuming a
+    /// partial file, keeping one when the download fails, syncing it to the disk. The defaults otherwise.
+    var downloadOptions: DownloadOptions { get }
 }
 
 extension TargetType {
@@ -46,4 +50,6 @@ extension TargetType {
     public var transferOptions: TransferOptions { TransferOptions() }
     /// The session's redirect policy.
     public var redirectPolicy: RedirectPolicy? { nil }
+    /// The default download options: from the first byte, nothing kept on failure, no `fsync`.
+    public var downloadOptions: DownloadOptions { DownloadOptions() }
 }

@@ -101,6 +101,19 @@ extension RequestBody {
                 try await compressor.finish()
             }
             return RequestBody(storage: .stream(producer), trailers: trailers)
+        case .segments(let segments):
+            let producer = BodyProducer(length: nil, replayable: true) { writer in
+                let compressor = try CompressingWriter(compression, into: writer)
+                for segment in segments {
+                    switch segment {
+                    case .bytes(let data): try await compressor.compress(ArraySlice(data))
+                    case .file(let region):
+                        try await Self.readFile(region) { chunk throws(TransportError) in try await compressor.compress(chunk) }
+                    }
+                }
+                try await compressor.finish()
+            }
+            return RequestBody(storage: .stream(producer), trailers: trailers)
         case .stream(let source):
             let producer = BodyProducer(length: nil, replayable: source.replayable) { writer in
                 let compressor = try CompressingWriter(compression, into: writer, declaredLength: source.length)

@@ -38,6 +38,37 @@ extension CurlSession {
     ) async throws(TransportError) -> DownloadResponse {
         var request = request
         if let progress { request.options.progressReporter = progress }
+        let receiver = DownloadReceiver(request, destination: destination, options: options)
+        do {
+            return try await performFollowingRedirects(receiver.request, isolation: nil, sessionTotalTimeout: false) {
+                head, body in
+                try await receiver.receive(head, body)
+            }
+        } catch let error as TransportError {
+            throw error
+        } catch {
+            throw Self.failure(error, request)
+        }
+    }
+}
+
+/// One download's handling of the response: the request it sends (asking for the rest of a partial file
+/// when resuming) and the writing of the final response's body to its file. Usable in any response
+/// handler, so the provider layer downloads through its middleware chain and stubs.
+package struct DownloadReceiver: Sendable {
+    /// The request to send: the caller's, with `Range`, `If-Range` and `Accept-Encoding: identity` when
+    /// resuming or keeping a partial file.
+    package let request: TransportRequest
+    private let destination: DownloadDestination
+    private let options: DownloadOptions
+    private let resume: ResumeData?
+    /// The partial file an attempt that failed kept, when a middleware may try again: a later attempt
+    /// that writes a new file makes it an orphan (``finish(_:)`` removes it), and a later attempt that
+    /// fails before writing reports it.
+    private let kept = Locked<ResumeData?>(nil)
+
+    package init(_ request: TransportRequest, destination: DownloadDestination, options: DownloadOptions) {
+        var request = request
         var resume = options.resumeData
         if let partial = resume {
             if partial.url != request.url {
@@ -55,32 +86,68 @@ extension CurlSession {
             request.headerFields[.range] = "bytes=\(resume.byteCount)-"
             request.headerFields[.ifRange] = resume.validator.ifRangeValue
         }
+        self.request = request
+        self.destination = destination
+        self.options = options
+        self.resume = resume
+    }
+
+    /// Writes the final response's body to a new file (or the partial one) and moves it into place.
+    /// When that fails the file is removed, or kept and described in the error's
+    /// ``TransportError/resumeData`` when it can be resumed and the options ask for it.
+    package func receive(_ head: ResponseHead, _ body: ResponseBody) async throws(TransportError) -> DownloadResponse {
         let file = DownloadFile(url: request.url, options: options)
-        let method = request.method
         do {
-            return try await performFollowingRedirects(request, isolation: nil, sessionTotalTimeout: false) {
-                head, body in
-                try await Self.receive(
-                    head, body, into: file, destination: destination, resume: resume, method: method, progress: progress)
-            }
-        } catch let error as TransportError {
+            return try await CurlSession.receive(
+                head, body, into: file, destination: destination, resume: resume, method: request.method,
+                progress: request.options.progressReporter)
+        } catch {
             // A partial file the server's answer does not continue is of no further use.
             if error.code == .resumeMismatch, let resume { DownloadFile.remove(resume.partialFilePath) }
-            throw file.abandon(error)
-        } catch {
-            throw file.abandon(Self.failure(error, request))
+            let failure = file.abandon(error)
+            if let partial = failure.resumeData {
+                let previous = kept.withLock { kept in
+                    defer { kept = partial }
+                    return kept
+                }
+                if let previous, previous.partialFilePath != partial.partialFilePath { DownloadFile.remove(previous.partialFilePath) }
+            }
+            throw failure
         }
     }
 
+    /// Settles what the attempts left when the call that made them ends: on success, a partial file an
+    /// earlier attempt kept is removed (a later one wrote the file anew); on a failure that kept nothing
+    /// (a later attempt failed before its body), the error carries the earlier attempt's resume data.
+    package func finish<Success>(_ result: Result<Success, TransportError>) -> Result<Success, TransportError> {
+        guard let partial = kept.withLock({ $0 }) else { return result }
+        switch result {
+        case .success:
+            if partial.partialFilePath != resume?.partialFilePath || !DownloadFile.isIntact(partial) {
+                DownloadFile.remove(partial.partialFilePath)
+            }
+            return result
+        case .failure(var error):
+            if error.resumeData == nil, DownloadFile.isIntact(partial) { error.resumeData = partial }
+            return .failure(error)
+        }
+    }
+}
+
+extension CurlSession {
     /// Writes the final response's body to the file and moves it into place.
-    private static func receive(
+    fileprivate static func receive(
         _ head: ResponseHead, _ body: ResponseBody, into file: DownloadFile, destination: DownloadDestination,
         resume: ResumeData?, method: HTTPRequest.Method, progress: ProgressReporter?
     ) async throws(TransportError) -> DownloadResponse {
         let status = head.status.code
         let path: String
         do {
-            path = try await destination.choose(head)
+            let choice = try await destination.choose(head)
+            path = choice.path
+            file.apply(choice.options)
+        } catch let error as TransportError {
+            throw error
         } catch {
             if error is CancellationError || Task.isCancelled {
                 throw TransportError(.cancelled, message: "the task was cancelled while the destination was chosen")

@@ -8,7 +8,7 @@ import Glibc
 /// The file one download writes. Used by the downloading task only (not `Sendable`); file writes never
 /// happen on the event loop, whose thread serves every transfer of the session.
 final class DownloadFile {
-    private let options: DownloadOptions
+    private var options: DownloadOptions
     private let url: String
     private var descriptor: Int32 = -1
     /// The file being written (temporary, beside the destination; or the partial file being continued).
@@ -22,6 +22,13 @@ final class DownloadFile {
     init(url: String, options: DownloadOptions) {
         self.url = url
         self.options = options
+    }
+
+    /// Takes the options chosen with the destination, when there are some.
+    func apply(_ choice: DownloadDestination.Options?) {
+        guard let choice else { return }
+        options.createsIntermediateDirectories = choice.contains(.createIntermediateDirectories)
+        options.replacesExistingFile = choice.contains(.removePreviousFile)
     }
 
     /// Creates a new temporary file beside `destination`.

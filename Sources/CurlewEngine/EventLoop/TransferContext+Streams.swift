@@ -129,6 +129,8 @@ extension TransferContext {
             return count
         case .file(let descriptor, let region):
             return readFile(descriptor, region, feed: &feed, into: buffer, capacity: capacity)
+        case .segments(let segments):
+            return readSegments(segments, feed: &feed, into: buffer, capacity: capacity)
         case .stream(let stream, _):
             let (read, writer) = stream.read(into: buffer, capacity: capacity)
             // At once, not at the end of the pass: the producer refills while curl sends the rest.
@@ -160,23 +162,62 @@ extension TransferContext {
     ) -> Int {
         let count = min(capacity, region.length - feed.sent)
         guard count > 0 else { return 0 }
-        let (read, error) = region.read(descriptor, into: buffer, count: count, at: feed.sent)
+        guard readRegion(descriptor, region, at: feed.sent, count: count, into: buffer) else { return Int(curlew_read_abort) }
+        feed.sent += count
+        return count
+    }
+
+    /// Reads `count` bytes of a file region from `position`; false, with `failure` set, when reading fails
+    /// or the file turns out to have changed.
+    private func readRegion(
+        _ descriptor: Int32, _ region: FileRegion, at position: Int, count: Int, into buffer: UnsafeMutableRawPointer
+    ) -> Bool {
+        let (read, error) = region.read(descriptor, into: buffer, count: count, at: position)
         guard error == 0 else {
             failure = transfer.request.error(.invalidBody, "reading \(region.path) failed: \(FileRegion.describe(error))")
-            return Int(curlew_read_abort)
+            return false
         }
         guard read == count else {
             failure = transfer.request.error(
                 .bodyLengthMismatch,
-                "\(region.path) ended after \(feed.sent + read) of the \(region.length) bytes it had when the body was made")
-            return Int(curlew_read_abort)
+                "\(region.path) ended after \(position + read) of the \(region.length) bytes it had when the body was made")
+            return false
         }
-        feed.sent += read
-        if feed.sent == region.length, let error = region.changeAtEnd(descriptor) {
+        if position + read == region.length, let error = region.changeAtEnd(descriptor) {
             failure = transfer.request.error(error.code, error.message)
-            return Int(curlew_read_abort)
+            return false
         }
-        return read
+        return true
+    }
+
+    /// Fills curl's buffer from the segments: bytes copied, files read in place, across segment ends.
+    private func readSegments(
+        _ segments: [UploadFeed.Segment], feed: inout UploadFeed, into buffer: UnsafeMutableRawPointer, capacity: Int
+    ) -> Int {
+        var filled = 0
+        while filled < capacity, feed.segment < segments.count {
+            let segment = segments[feed.segment]
+            let within = feed.sent - feed.segmentStart
+            guard within < segment.length else {
+                feed.segmentStart += segment.length
+                feed.segment += 1
+                continue
+            }
+            let count = min(capacity - filled, segment.length - within)
+            switch segment {
+            case .bytes(let data):
+                data.withUnsafeBytes { bytes in
+                    if let base = bytes.baseAddress { (buffer + filled).copyMemory(from: base + within, byteCount: count) }
+                }
+            case .file(let descriptor, let region):
+                guard readRegion(descriptor, region, at: within, count: count, into: buffer + filled) else {
+                    return Int(curlew_read_abort)
+                }
+            }
+            filled += count
+            feed.sent += count
+        }
+        return filled
     }
 
     /// Rewinds the body for curl: to a position for bytes and files; to the first byte for a stream,
@@ -198,6 +239,12 @@ extension TransferContext {
         case .file(_, let region):
             guard offset <= region.length else { return Int32(CURL_SEEKFUNC_FAIL) }
             feed.sent = offset
+        case .segments(let segments):
+            guard offset <= segments.reduce(0, { $0 + $1.length }) else { return Int32(CURL_SEEKFUNC_FAIL) }
+            // The read finds the segment holding `offset` from the first one.
+            feed.sent = offset
+            feed.segment = 0
+            feed.segmentStart = 0
         case .stream(let stream, let replayable):
             guard offset == 0 else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
             let (rewound, waiting) = stream.rewind(replayable: replayable)
@@ -236,18 +283,43 @@ struct UploadFeed {
         case file(Int32, FileRegion)
         /// A stream body's hand-over, and whether it can be produced again.
         case stream(RequestStream, replayable: Bool)
+        /// Bytes and open files one after the other.
+        case segments([Segment])
+    }
+
+    /// A piece of a body of segments.
+    enum Segment {
+        case bytes(Data)
+        case file(Int32, FileRegion)
+
+        var length: Int {
+            switch self {
+            case .bytes(let data): data.count
+            case .file(_, let region): region.length
+            }
+        }
     }
 
     let source: Source
     var sent = 0
+    /// For segments: the segment holding byte `sent`, and where it starts in the body.
+    var segment = 0
+    var segmentStart = 0
 
     init(_ source: Source) {
         self.source = source
     }
 
-    /// Closes a file body's descriptor.
+    /// Closes a file body's descriptors.
     func close() {
-        if case .file(let descriptor, _) = source { _ = Glibc.close(descriptor) }
+        switch source {
+        case .file(let descriptor, _):
+            _ = Glibc.close(descriptor)
+        case .segments(let segments):
+            for case .file(let descriptor, _) in segments { _ = Glibc.close(descriptor) }
+        case .memory, .stream:
+            break
+        }
     }
 }
 

@@ -25,6 +25,8 @@ public struct RequestBody: Sendable, Hashable {
         case bytes(Data)
         case file(FileRegion)
         case stream(BodyProducer)
+        /// Bytes and files one after the other (a multipart form), read in place as files are.
+        case segments([BodySegment])
     }
 
     /// Bytes without trailers inline; anything else boxed. A request carries its body in every copy
@@ -148,14 +150,39 @@ public struct RequestBody: Sendable, Hashable {
         case .bytes(let data): data.count
         case .file(let region): region.length
         case .stream(let producer): producer.length
+        case .segments(let segments): segments.reduce(0) { $0 + $1.length }
         }
+    }
+
+    /// The bodies one after the other, as one body read in place (bytes from memory, files straight into
+    /// libcurl's buffer on the event loop, as ``file(_:range:)`` is): for encoders that frame files with
+    /// bytes of their own (a multipart form). Nil when one of them is a stream or has trailers.
+    package static func concatenating(_ bodies: [RequestBody]) -> RequestBody? {
+        var segments: [BodySegment] = []
+        for body in bodies {
+            guard !body.hasTrailers else { return nil }
+            switch body.storage {
+            case .bytes(let data):
+                guard !data.isEmpty else { continue }
+                // Adjacent bytes become one segment.
+                if case .bytes(let previous) = segments.last {
+                    segments[segments.count - 1] = .bytes(previous + data)
+                } else {
+                    segments.append(.bytes(data))
+                }
+            case .file(let region): segments.append(.file(region))
+            case .segments(let more): segments += more
+            case .stream: return nil
+            }
+        }
+        return RequestBody(storage: .segments(segments))
     }
 
     /// Whether the body can be sent again (after a 307 or 308 redirect, or a retry on a fresh
     /// connection): bytes and files can; a stream when it said so.
     public var isReplayable: Bool {
         switch storage {
-        case .bytes, .file: true
+        case .bytes, .file, .segments: true
         case .stream(let producer): producer.replayable
         }
     }
@@ -194,8 +221,27 @@ extension RequestBody: CustomStringConvertible {
             case .bytes(let data): "\(data.count) bytes"
             case .file(let region): "file \(region.path) (bytes \(region.offset)..<\(region.offset + region.length))"
             case .stream(let producer): producer.length.map { "stream of \($0) bytes" } ?? "stream of unknown length"
+            case .segments(let segments):
+                "\(knownLength ?? 0) bytes from memory and the files "
+                    + segments.compactMap { segment -> String? in
+                        guard case .file(let region) = segment else { return nil }
+                        return region.path
+                    }.joined(separator: ", ")
             }
         return hasTrailers ? kind + ", with trailers" : kind
+    }
+}
+
+/// A piece of a body made of segments: bytes, or a region of a file.
+enum BodySegment: Sendable, Hashable {
+    case bytes(Data)
+    case file(FileRegion)
+
+    var length: Int {
+        switch self {
+        case .bytes(let data): data.count
+        case .file(let region): region.length
+        }
     }
 }
 

@@ -13,6 +13,7 @@ public struct RequestBodyWriter: Sendable {
     private enum Destination: Sendable {
         case engine(RequestStream, generation: Int, resumeLoop: @Sendable () -> Void)
         case compressing(CompressingWriter)
+        case forwarding(@Sendable (ArraySlice<UInt8>) async throws(TransportError) -> Void)
     }
 
     private let destination: Destination
@@ -26,6 +27,12 @@ public struct RequestBodyWriter: Sendable {
     /// A writer that compresses what it is given into `compressor`'s writer.
     init(compressingInto compressor: CompressingWriter) {
         destination = .compressing(compressor)
+    }
+
+    /// A writer that hands each write to `write`: for encoders that frame or count what another
+    /// producer writes (a multipart body's stream part).
+    package init(forwardingTo write: @escaping @Sendable (ArraySlice<UInt8>) async throws(TransportError) -> Void) {
+        destination = .forwarding(write)
     }
 
     /// Writes `bytes`.
@@ -51,6 +58,8 @@ public struct RequestBodyWriter: Sendable {
             try await Self.write(chunk, to: stream, generation: generation, resumeLoop: resumeLoop)
         case .compressing(let compressor):
             try await compressor.compress(chunk)
+        case .forwarding(let write):
+            try await write(chunk)
         }
     }
 

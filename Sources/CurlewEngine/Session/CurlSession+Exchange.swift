@@ -136,7 +136,7 @@ extension CurlSession {
     /// The error a producer's throw fails the request with: the engine's own errors about the body as they
     /// are, anything else as ``TransportError/Code/requestBodyFailed`` carrying it.
     static func failure(_ error: any Error, _ request: TransportRequest) -> TransportError {
-        if let error = error as? TransportError, [.bodyLengthMismatch, .invalidHeader, .requestBodyFailed].contains(error.code) {
+        if let error = error as? TransportError, [.bodyLengthMismatch, .invalidBody, .invalidHeader, .requestBodyFailed].contains(error.code) {
             return error
         }
         var failure = TransportError(
