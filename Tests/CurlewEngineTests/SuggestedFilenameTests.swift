@@ -109,6 +109,8 @@ private let dispositionCases: [SuggestedNameCase] = [
     // A combining mark after the dot makes one Character of them, but the file name still starts with
     // the byte `.`: a hidden file.
     SuggestedNameCase("a dot carrying a combining mark", "attachment; filename*=UTF-8''.%CC%81bashrc", "_\u{301}bashrc"),
+    SuggestedNameCase("a right-to-left override", "attachment; filename*=UTF-8''invoice%E2%80%AEfdp.exe", "invoicefdp.exe"),
+    SuggestedNameCase("zero-width and bidi isolates", "attachment; filename*=UTF-8''a%E2%80%8Bb%E2%81%A6c%E2%81%A9.txt", "abc.txt"),
 
     // Nothing usable: the URL's segment.
     SuggestedNameCase("empty quoted", #"attachment; filename="""#, "from-url.bin"),

@@ -553,8 +553,9 @@ enum BadCertificate: String, CaseIterable, Sendable, CustomTestStringConvertible
                 let first = try TLSEcho(try await session.execute(get(server.url("/close"))))
                 #expect(!first.sessionReused)
                 #expect(session.statistics.handlesCreated == 1)
-                // The only handle is held by a request the server answers after 1 s...
-                async let held = session.execute(get(server.url("/hold?delay=1000")))
+                // The only handle is held by a request the server answers after 4 s (long enough that a
+                // loaded machine still starts the next request while it is held: seen failing with 1 s)...
+                async let held = session.execute(get(server.url("/hold?delay=4000")))
                 #expect(await eventually { session.statistics.activeTransfers == 1 && session.statistics.pooledHandles == 0 })
                 // ...and its connection's handshake (and TLS 1.3 tickets) are done well before the next
                 // connection starts: libcurl 7.88 sometimes offers no session on a TLS 1.3 connection

@@ -25,6 +25,15 @@ import Testing
         #expect(try ApiResult<String, ApiErrorMessage>.decode(from: other, using: decoder).unexpectedError?.statusCode == 500)
     }
 
+    /// A null message is a decoding failure about `error_message`, not about a key the JSON never had.
+    @Test func aNullErrorMessageIsUnexpected() throws {
+        let response = ApiResponse(statusCode: 400, data: Data(#"{"error_message":null}"#.utf8))
+        let result = try ApiResult<String, ApiErrorMessage>.decode(from: response)
+        let failure = try #require(result.unexpectedError?.decodingFailure)
+        #expect(failure.contains("error_message"))
+        #expect(!failure.contains("\"errorMessage\""))
+    }
+
     @Test func apiErrorMessageEncodesWithTheSnakeCaseKey() throws {
         let encoder = JSONEncoder()
         let data = try encoder.encode(ApiErrorMessage(errorMessage: "nope"))

@@ -107,11 +107,17 @@ private func isRandomBoundary(_ text: String?) -> Bool {
             // Same bytes, another file: not the same upload.
             #expect(same != endpoint(.uploadFile(other)))
 
+            // Comparing never touches the file: its hash stays when the file goes away.
+            let hashBefore = same.hashValue
+            try FileManager.default.removeItem(at: file)
+            #expect(same.hashValue == hashBefore)
+            #expect(same == endpoint(.uploadFile(file)))
+
             let missing = directory.appendingPathComponent("missing.txt")
             #expect(endpoint(.uploadFile(missing)) == endpoint(.uploadFile(missing)))
             #expect(endpoint(.uploadFile(missing)).hashValue == endpoint(.uploadFile(missing)).hashValue)
             #expect(endpoint(.uploadFile(missing)) != endpoint(.uploadFile(directory.appendingPathComponent("gone.txt"))))
-            // One builds and one does not.
+            // Another file, present or not.
             #expect(same != endpoint(.uploadFile(missing)))
 
             // Moya's own spec uses a web URL: it never builds, and still compares by the URL.

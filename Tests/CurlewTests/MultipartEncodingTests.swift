@@ -429,6 +429,12 @@ let hostileNames: [(String, String)] = [
         let form = MultipartFormData(parts: [MultipartFormBodyPart(provider: .stream(stream), name: "s")])
         #expect(refusal(form, boundary: "b") == .invalidLength(name: "s", -5))
         #expect(multipartError(buildError(endpoint(.post, .uploadMultipart(form)))) == .invalidLength(name: "s", -5))
+        // `Int.max` meant as "unknown" fails typed instead of overflowing the form's length.
+        let huge = MultipartFormData(parts: [
+            MultipartFormBodyPart(provider: .stream(FormDataStream(length: 10) { _ in }), name: "a"),
+            MultipartFormBodyPart(provider: .stream(FormDataStream(length: .max) { _ in }), name: "b"),
+        ])
+        #expect(refusal(huge, boundary: "b") == .invalidLength(name: "b", .max))
     }
 
     /// A multipart task on a method that does not carry a form fails before anything is sent.

@@ -499,6 +499,39 @@ enum FormKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// a file body does (`invalidBody`, `bodyLengthMismatch`, with the same messages), whether the form is
     /// read in place by the engine (no stream part) or produced on the calling task (with one); the server
     /// never gets a complete form.
+    /// An empty file part that gains bytes (or goes away) before it is sent fails too, though no read of it
+    /// ever happens: the check runs when the form reaches it.
+    @Test(arguments: [FileChange.grow, .remove], [false, true])
+    func anEmptyFilePartThatChangesBeforeItIsSentFails(change: FileChange, withStreamPart: Bool) async throws {
+        try await withMultipartDirectory { directory in
+            let file = try writeMultipartFile([], "empty.bin", in: directory)
+            var parts = [
+                MultipartFormBodyPart(provider: .file(file), name: "f"), MultipartFormBodyPart(provider: .data(Data("x".utf8)), name: "after"),
+            ]
+            if withStreamPart { parts.append(streamPart("s", Array("streamed".utf8))) }
+            try await withStreamServerAndSession(.http1) { server, session in
+                let key = UUID().uuidString
+                let provider = Provider<Upload>(session: session, plugins: [FileChanger(path: file.path, change: change)])
+                let form = MultipartFormData(parts: parts)
+                let error = await curlewError { try await provider.request(Upload(server, query: "key=\(key)", task: .uploadMultipart(form))) }
+                guard case .transport(let transport)? = error else {
+                    Issue.record("expected a transport failure, got \(String(describing: error))")
+                    return
+                }
+                switch change {
+                case .grow:
+                    #expect(transport.code == .bodyLengthMismatch)
+                    #expect(transport.message == "\(file.path) has 1000 bytes, not the 0 it had when the body was made")
+                default:
+                    #expect(transport.code == .invalidBody)
+                    #expect(transport.message == "cannot open \(file.path): No such file or directory")
+                }
+                let log = try await serverLog(server, session, key: key, count: 0, as: MultipartReport.self)
+                #expect(log.allSatisfy { !$0.complete && $0.event != "done" })
+            }
+        }
+    }
+
     @Test(arguments: FileChange.allCases, [false, true])
     func aFilePartThatChangesBeforeItIsSentFails(change: FileChange, withStreamPart: Bool) async throws {
         try await withMultipartDirectory { directory in

@@ -132,6 +132,25 @@ private final class SentFields: PluginType {
 
 /// Sends the exchange again, up to `attempts` times, after any transport failure (even one in the body,
 /// which RetryMiddleware never retries): a download's attempts that fail keep partial files.
+/// Retries a download once after a transport failure, then gives up with an error of its own (a failed
+/// token refresh, say): an error that cannot carry resume data.
+private struct RetryOnceThenFailOwnWay: Middleware {
+    struct GaveUp: Error {}
+
+    func intercept<Return>(
+        _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>
+    ) async throws(CurlewError) -> Return {
+        do {
+            return try await next(request, context, handler: handler)
+        } catch .transport {
+            var context = context
+            context.attempt += 1
+            _ = try? await next(request, context, handler: handler)
+            throw .underlying(GaveUp(), nil)
+        }
+    }
+}
+
 private struct RetryAnyTransportFailure: Middleware {
     let attempts: Int
 
@@ -485,8 +504,8 @@ private let hostileDispositions: [Hostile] = [
         }
     }
 
-    /// `suggested(in:)` replaces a previous file by default, and fails on one with no options.
-    @Test func suggestedReplacesAPreviousFileByDefault() async throws {
+    /// `suggested(in:)` does not replace a file already there unless asked to (`.removePreviousFile`).
+    @Test func suggestedReplacesAPreviousFileOnlyWhenAsked() async throws {
         let handler: LocalHTTPServer.Handler = { request in
             .respond(status: 200, headers: [("Content-Disposition", "attachment; filename=same.txt")], body: Array(request.uri.utf8))
         }
@@ -494,13 +513,15 @@ private let hostileDispositions: [Hostile] = [
             try await withServer(handler) { server, session in
                 let provider = Provider<Transfer>(session: session)
                 _ = try await provider.request(Transfer(server, "/first", task: .downloadDestination(.suggested(in: directory))))
-                _ = try await provider.request(Transfer(server, "/second", task: .downloadDestination(.suggested(in: directory))))
-                #expect(bytes(directory.appendingPathComponent("same.txt")) == Array("/second".utf8))
+                // The server names the file: by default one already there is not replaced.
                 let error = await curlewError {
-                    try await provider.request(Transfer(server, "/third", task: .downloadDestination(.suggested(in: directory, options: []))))
+                    try await provider.request(Transfer(server, "/second", task: .downloadDestination(.suggested(in: directory))))
                 }
                 #expect(transportFailure(error)?.code == .fileWriteFailed)
-                #expect(bytes(directory.appendingPathComponent("same.txt")) == Array("/second".utf8))
+                #expect(bytes(directory.appendingPathComponent("same.txt")) == Array("/first".utf8))
+                _ = try await provider.request(
+                    Transfer(server, "/third", task: .downloadDestination(.suggested(in: directory, options: [.removePreviousFile]))))
+                #expect(bytes(directory.appendingPathComponent("same.txt")) == Array("/third".utf8))
                 #expect(entries(directory) == ["same.txt"])
             }
         }
@@ -659,12 +680,13 @@ private let hostileDispositions: [Hostile] = [
 
     // MARK: Validation, plugins, retries, cancellation
 
-    /// `.successCodes` fails a 404 download with `.statusCode(response)`; the response's file holds the
-    /// error body.
-    @Test func validationFailsA404DownloadKeepingItsFile() async throws {
+    /// `.successCodes` fails a 404 download with `.statusCode(response)`: the error body is read into the
+    /// response's data and the destination is left as it was (a previous good file is not replaced).
+    @Test func validationFailsA404DownloadLeavingTheDestinationAlone() async throws {
         try await withDirectory { directory in
             try await withServer({ _ in .json(notFoundJSON, status: 404) }) { server, session async throws in
                 let file = directory.appendingPathComponent("out.json")
+                try Data("previous".utf8).write(to: file)
                 var target = Transfer(server, "/missing", task: .downloadDestination(fixed(file)))
                 target.validationType = .successCodes
                 let error = await curlewError { try await Provider<Transfer>(session: session).request(target) }
@@ -673,12 +695,27 @@ private let hostileDispositions: [Hostile] = [
                     return
                 }
                 #expect(response.statusCode == 404)
+                #expect(response.fileURL == nil)
+                #expect(response.data == Data(notFoundJSON.utf8))
+                #expect(try response.map(ApiErrorMessage.self) == ApiErrorMessage(errorMessage: "Not Found"))
+                #expect(bytes(file) == Array("previous".utf8))
+                #expect(entries(directory) == ["out.json"])
+            }
+        }
+    }
+
+    /// Without validation, a 404's body is downloaded like any other: the file holds the error body.
+    @Test func withoutValidationA404IsDownloaded() async throws {
+        try await withDirectory { directory in
+            try await withServer({ _ in .json(notFoundJSON, status: 404) }) { server, session async throws in
+                let file = directory.appendingPathComponent("out.json")
+                let response = try await Provider<Transfer>(session: session).request(
+                    Transfer(server, "/missing", task: .downloadDestination(fixed(file))))
+                #expect(response.statusCode == 404)
                 #expect(response.fileURL == file)
                 #expect(response.data.isEmpty)
                 #expect(try response.bodyData() == Data(notFoundJSON.utf8))
-                #expect(try response.map(ApiErrorMessage.self) == ApiErrorMessage(errorMessage: "Not Found"))
                 #expect(bytes(file) == Array(notFoundJSON.utf8))
-                #expect(entries(directory) == ["out.json"])
             }
         }
     }
@@ -763,6 +800,30 @@ private let hostileDispositions: [Hostile] = [
                 default:
                     Issue.record("unexpected outcome \(result)")
                 }
+            }
+        }
+    }
+
+    /// A middleware that tried again and then failed with an error of its own (no resume data can travel
+    /// with it): the partial files the attempts kept are removed, the directory is empty.
+    @Test func aMiddlewaresOwnFailureAfterBrokenAttemptsLeavesNoPartialFile() async throws {
+        try await withDirectory { directory in
+            try await withStreamServerAndSession(.http1) { server, session in
+                let key = UUID().uuidString
+                var target = Transfer(
+                    server, "/file?n=200000&etag=v1&key=\(key)&cut=70000",
+                    task: .downloadDestination(fixed(directory.appendingPathComponent("out.bin"))))
+                target.downloadOptions = DownloadOptions(keepsPartialFile: true)
+                let provider = Provider<Transfer>(session: session, middleware: [RetryOnceThenFailOwnWay()])
+                let result = await provider.result(for: target)
+                guard case .failure(.underlying(let error, nil)) = result else {
+                    Issue.record("expected the middleware's own failure, got \(result)")
+                    return
+                }
+                #expect(error is RetryOnceThenFailOwnWay.GaveUp)
+                let sent = try await fileLog(server, session, key: key).map(\.sent)
+                #expect(sent == [70_000, 70_000])
+                #expect(entries(directory) == [])
             }
         }
     }

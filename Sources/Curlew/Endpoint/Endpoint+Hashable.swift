@@ -44,18 +44,25 @@ extension Endpoint: Equatable, Hashable {
         }
     }
 
-    /// The request, without what a multipart form draws anew for each request (its boundary, in the body
-    /// and `Content-Type`): the form itself is compared by ``TaskIdentity``.
+    /// The request without what an upload uploads, which ``TaskIdentity`` compares: built without opening
+    /// or measuring the files (a file that appears or goes away never changes an endpoint's hash) and
+    /// without drawing a multipart boundary.
     private var comparableRequest: TransportRequest? {
-        guard var request = try? urlRequest() else { return nil }
         switch task {
-        case .uploadMultipart, .uploadCompositeMultipart:
-            request.body = nil
+        case .uploadFile:
+            return try? replacing(task: .requestPlain).urlRequest()
+        case .uploadMultipart:
+            guard var request = try? replacing(task: .requestPlain).urlRequest() else { return nil }
             request.headerFields[.contentType] = nil
+            return request
+        case .uploadCompositeMultipart(_, let urlParameters):
+            let query = RequestTask.requestParameters(parameters: urlParameters, encoding: URLEncoding.queryString)
+            guard var request = try? replacing(task: query).urlRequest() else { return nil }
+            request.headerFields[.contentType] = nil
+            return request
         default:
-            break
+            return try? urlRequest()
         }
-        return request
     }
 }
 

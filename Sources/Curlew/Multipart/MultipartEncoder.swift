@@ -28,6 +28,9 @@ struct MultipartEncoder {
         let delimiter = Data("--\(boundary)".utf8)
         var segments: [Segment] = []
         var pending = Data()
+        // The stream parts' declared lengths so far: a length of `Int.max` meant as "unknown" must fail
+        // typed, not overflow the form's length.
+        var streamed = 0
         for (index, part) in form.parts.enumerated() {
             if index > 0 { pending.append(contentsOf: [0x0D, 0x0A]) }
             pending.append(delimiter)
@@ -36,7 +39,14 @@ struct MultipartEncoder {
             case .data(let data):
                 if Self.contains(data, delimiter.dropFirst(2)) { throw .boundaryInPart(name: part.name) }
                 pending.append(try Self.headers(part, fileName: part.fileName, mimeType: part.mimeType))
-                pending.append(data)
+                if data.count >= Self.copyLimit {
+                    // A large part is sent from its own storage, not copied into the form.
+                    segments.append(.bytes(pending))
+                    segments.append(.bytes(data))
+                    pending = Data()
+                } else {
+                    pending.append(data)
+                }
             case .file(let url):
                 guard url.isFileURL else { throw .notAFileURL(url.absoluteString) }
                 let path = url.path(percentEncoded: false)
@@ -51,7 +61,12 @@ struct MultipartEncoder {
                 pending = Data()
                 segments.append(.file(file, path: path, length: length, name: part.name))
             case .stream(let stream):
-                guard stream.length >= 0 else { throw .invalidLength(name: part.name, stream.length) }
+                let (sum, overflow) = streamed.addingReportingOverflow(stream.length)
+                // Half the range leaves room for the files and bytes around them.
+                guard stream.length >= 0, !overflow, sum <= Int.max / 2 else {
+                    throw .invalidLength(name: part.name, stream.length)
+                }
+                streamed = sum
                 pending.append(try Self.headers(part, fileName: part.fileName, mimeType: part.mimeType))
                 segments.append(.bytes(pending))
                 pending = Data()
@@ -74,8 +89,11 @@ struct MultipartEncoder {
         return needsQuotes ? "multipart/form-data; boundary=\"\(boundary)\"" : "multipart/form-data; boundary=\(boundary)"
     }
 
-    /// The body: one block of bytes when every segment is in memory; bytes and files read in place when
-    /// there is no stream part; else a stream of known length.
+    /// Parts in memory at least this large are not copied into the form's bytes.
+    static let copyLimit = 64 * 1024
+
+    /// The body: one block of bytes when every segment is in memory and small; bytes and files read in
+    /// place when there is no stream part; else a stream of known length.
     private static func body(_ segments: [Segment]) -> RequestBody {
         if segments.count == 1, case .bytes(let data) = segments[0] { return .data(data) }
         var pieces: [RequestBody] = []
@@ -97,7 +115,7 @@ struct MultipartEncoder {
             case .bytes(let data): length += data.count
             case .file(_, _, let fileLength, _): length += fileLength
             case .stream(let stream, _):
-                length += stream.length
+                length += stream.length  // the sum was checked not to overflow when the form was encoded
                 replayable = replayable && stream.isReplayable
             }
         }
@@ -122,6 +140,7 @@ struct MultipartEncoder {
             throw TransportError(.invalidBody, message: "cannot open \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
+        if length == 0 { try checkUnchanged(descriptor, path: path, length: 0) }
         var offset = 0
         while offset < length {
             let count = min(chunkSize, length - offset)
@@ -143,18 +162,20 @@ struct MultipartEncoder {
                 }
             }
             offset += count
-            if offset == length {
-                // Checked before the last chunk goes out, so the server never gets a complete form.
-                var info = stat()
-                if fstat(descriptor, &info) == 0 {
-                    if info.st_nlink == 0 { throw TransportError(.invalidBody, message: "\(path) was removed while it was being sent") }
-                    if Int(info.st_size) != length {
-                        throw TransportError(
-                            .bodyLengthMismatch, message: "\(path) has \(info.st_size) bytes, not the \(length) it had when the body was made")
-                    }
-                }
-            }
+            // Checked before the last chunk goes out, so the server never gets a complete form.
+            if offset == length { try checkUnchanged(descriptor, path: path, length: length) }
             try await writer.write(chunk)
+        }
+    }
+
+    /// Throws what a file body's read throws when its file was removed or changed size.
+    private static func checkUnchanged(_ descriptor: Int32, path: String, length: Int) throws(TransportError) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return }
+        if info.st_nlink == 0 { throw TransportError(.invalidBody, message: "\(path) was removed while it was being sent") }
+        if Int(info.st_size) != length {
+            throw TransportError(
+                .bodyLengthMismatch, message: "\(path) has \(info.st_size) bytes, not the \(length) it had when the body was made")
         }
     }
 

@@ -17,7 +17,7 @@ public enum MultipartEncodingError: Error, Sendable, Equatable, CustomStringConv
     case unreadableFile(path: String, reason: String)
     /// A file part's URL is not a file URL.
     case notAFileURL(String)
-    /// A stream part declares a negative length.
+    /// A stream part declares a negative length, or one too large to send (`Int.max` as "unknown").
     case invalidLength(name: String, Int)
 
     public var description: String {

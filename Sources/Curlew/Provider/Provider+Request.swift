@@ -127,17 +127,24 @@ extension Provider {
     }
 
     /// The exchange for a download task, through the chain: the calling task writes the final response's
-    /// body to the file (a stub's sample data too), which is moved into place before this returns.
+    /// body to the file (a stub's sample data too), which is moved into place before this returns. A status
+    /// the target's validation refuses is kept in memory instead.
     private nonisolated func exchange(
         _ download: DownloadReceiver, endpoint: Endpoint, target: Target, stub: StubBehavior
     ) async -> Result<ApiResponse, CurlewError> {
         let context = MiddlewareContext(target: target, endpoint: endpoint, logger: logger, collectsBody: false, stub: stub)
         let request = download.request
+        let codes = target.validationType.statusCodes
         let result: Result<ApiResponse, CurlewError>
         do throws(CurlewError) {
             let chain = MiddlewareNext(members: members, index: 0, transport: session)
             result = .success(
                 try await chain(request, context) { head, body throws(CurlewError) in
+                    // A status the target's validation refuses (an error page) is read into memory and
+                    // never replaces the destination; validation then fails the call with it.
+                    if !codes.isEmpty, !codes.contains(head.status.code) {
+                        return try await ApiResponse(head: head, body: body, request: request)
+                    }
                     do throws(TransportError) {
                         return ApiResponse(download: try await download.receive(head, body), request: request)
                     } catch {
@@ -155,6 +162,9 @@ extension Provider {
         case .failure(.transport(let error)):
             return download.finish(Result<ApiResponse, TransportError>.failure(error)).mapError { .transport($0) }
         case .failure:
+            // An error that cannot carry resume data: a partial file kept by an earlier attempt would be
+            // left where nobody knows of it.
+            download.discardKept()
             return result
         }
     }

@@ -136,11 +136,14 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
         return text
     }
 
-    /// Whether two responses are the same response: status code, body (for downloads, the file's path)
+    /// Whether two responses are the same response: status code, body (for downloads, the file's path,
+    /// size and resumed bytes)
     /// and response head (header fields) are equal. The request that produced them and the engine's
     /// timings are not compared, as Moya's documentation describes `Response` equality.
     public static func == (lhs: ApiResponse, rhs: ApiResponse) -> Bool {
         lhs.statusCode == rhs.statusCode && lhs.data == rhs.data && lhs.headerFields == rhs.headerFields
             && lhs.storage.download?.filePath == rhs.storage.download?.filePath
+            && lhs.storage.download?.fileSize == rhs.storage.download?.fileSize
+            && lhs.storage.download?.resumedFrom == rhs.storage.download?.resumedFrom
     }
 }

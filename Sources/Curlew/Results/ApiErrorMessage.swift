@@ -23,8 +23,8 @@ public struct ApiErrorMessage: Codable, Sendable, Hashable {
     /// the key arrives as `errorMessage`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        if let message = try container.decodeIfPresent(String.self, forKey: .errorMessage) {
-            errorMessage = message
+        if container.contains(.errorMessage) {
+            errorMessage = try container.decode(String.self, forKey: .errorMessage)
             return
         }
         errorMessage = try decoder.container(keyedBy: ConvertedKeys.self).decode(String.self, forKey: .errorMessage)

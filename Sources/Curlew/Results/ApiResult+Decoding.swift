@@ -28,10 +28,12 @@ extension ApiResult where Value: Decodable, ApiErrorMessage: Decodable {
     static func decode(from response: ApiResponse, with bodyDecoder: JSONBodyDecoder) throws(CurlewError)
         -> ApiResult
     {
+        if (200..<300).contains(response.statusCode), Value.self == EmptyBody.self, let empty = EmptyBody() as? Value {
+            return .success(empty, response)
+        }
         // A download's body is its file.
         let data = try response.bodyData()
         if (200..<300).contains(response.statusCode) {
-            if Value.self == EmptyBody.self, let empty = EmptyBody() as? Value { return .success(empty, response) }
             do {
                 return .success(try bodyDecoder.decode(Value.self, from: data), response)
             } catch {

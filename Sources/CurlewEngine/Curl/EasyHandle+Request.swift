@@ -163,22 +163,9 @@ extension TransferContext {
             }
             return .success(UploadFeed(.file(descriptor, region)))
         case .segments(let segments):
-            var open: [UploadFeed.Segment] = []
-            for segment in segments {
-                switch segment {
-                case .bytes(let data):
-                    open.append(.bytes(data))
-                case .file(let region):
-                    let descriptor = Glibc.open(region.path, O_RDONLY | O_CLOEXEC)
-                    guard descriptor >= 0 else {
-                        let failure = transfer.request.error(.invalidBody, "cannot open \(region.path): \(FileRegion.describe(errno))")
-                        UploadFeed(.segments(open)).close()
-                        return .failure(failure)
-                    }
-                    open.append(.file(descriptor, region))
-                }
-            }
-            return .success(UploadFeed(.segments(open)))
+            // Files are opened one at a time as the read reaches them: a form of thousands of files holds
+            // one descriptor.
+            return .success(UploadFeed(.segments(segments)))
         case .stream(let producer):
             guard let stream = streams?.request else {
                 return .failure(transfer.request.error(.invalidBody, "a stream body was submitted without its stream"))

@@ -116,6 +116,12 @@ package struct DownloadReceiver: Sendable {
         }
     }
 
+    /// Removes a partial file an earlier attempt kept: the call ended with an error that cannot report it.
+    package func discardKept() {
+        guard let partial = kept.withLock({ $0 }) else { return }
+        if partial.partialFilePath != resume?.partialFilePath { DownloadFile.remove(partial.partialFilePath) }
+    }
+
     /// Settles what the attempts left when the call that made them ends: on success, a partial file an
     /// earlier attempt kept is removed (a later one wrote the file anew); on a failure that kept nothing
     /// (a later attempt failed before its body), the error carries the earlier attempt's resume data.
@@ -146,7 +152,7 @@ extension CurlSession {
             let choice = try await destination.choose(head)
             path = choice.path
             file.apply(choice.options)
-        } catch let error as TransportError {
+        } catch let error as TransportError where error.code == .fileWriteFailed {
             throw error
         } catch {
             if error is CancellationError || Task.isCancelled {

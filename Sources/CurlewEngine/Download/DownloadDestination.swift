@@ -64,8 +64,7 @@ public struct DownloadDestination: Sendable {
     /// }
     /// ```
     ///
-    /// - Throws: ``TransportError/Code/fileWriteFailed`` (carried by the download) when the URL is not a
-    ///   file URL.
+    /// A destination that is not a file URL fails the download with ``TransportError/Code/fileWriteFailed``.
     public init(
         _ choose: @escaping @Sendable (_ temporaryURL: URL, _ response: ResponseHead) async throws -> (
             destinationURL: URL, options: Options
@@ -82,10 +81,13 @@ public struct DownloadDestination: Sendable {
 
     /// The file named by the response (``ResponseHead/suggestedFilename``, else `download`) in `directory`.
     ///
+    /// The server chooses the name: by default a file already there is not replaced (the download fails
+    /// with ``TransportError/Code/fileWriteFailed``), as Alamofire's suggested destination does.
+    ///
     /// - Parameters:
     ///   - directory: A file URL of the directory.
-    ///   - options: How the file is put in place; by default a previous file is replaced.
-    public static func suggested(in directory: URL, options: Options = [.removePreviousFile]) -> DownloadDestination {
+    ///   - options: How the file is put in place; by default nothing is replaced.
+    public static func suggested(in directory: URL, options: Options = []) -> DownloadDestination {
         DownloadDestination { _, response in
             (directory.appending(path: response.suggestedFilename ?? "download", directoryHint: .notDirectory), options)
         }

@@ -7,7 +7,8 @@ extension ResponseHead {
     /// RFC 8187's `UTF-8''` or `ISO-8859-1''` encoding) over its `filename`, else the last segment of the
     /// URL the response came from (percent-decoded).
     ///
-    /// The name is made safe to join to a directory: `/` and `\` become `_`, control characters are removed,
+    /// The name is made safe to join to a directory: `/` and `\` become `_`, control and format characters
+    /// (bidi overrides, zero-width characters) are removed,
     /// runs of dots become one dot and a leading dot becomes `_` (no `..`, no hidden file), surrounding
     /// spaces are trimmed and it is cut to 255 bytes. A `filename*` or `filename` that is empty, `.` or `..`
     /// (or nothing once made safe) falls back to the URL's segment; nil when that gives no name either.
@@ -145,6 +146,8 @@ enum SafeFilename {
         for scalar in trimmed.unicodeScalars {
             switch scalar.value {
             case 0..<0x20, 0x7F..<0xA0: continue  // C0 and C1 controls, DEL
+            // Format characters (bidi overrides, zero-width ones) make a name display as another.
+            case _ where scalar.properties.generalCategory == .format: continue
             case 0x2F, 0x5C: scalars.append("_")  // `/` and `\`
             case 0x2E where scalars.last == ".": continue  // no `..`
             default: scalars.append(scalar)

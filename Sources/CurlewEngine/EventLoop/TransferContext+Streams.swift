@@ -190,17 +190,30 @@ extension TransferContext {
         return true
     }
 
-    /// Fills curl's buffer from the segments: bytes copied, files read in place, across segment ends.
+    /// Fills curl's buffer from the segments: bytes copied, files read in place, across segment ends. A file
+    /// is opened when the read reaches it and closed when the read leaves it.
     private func readSegments(
-        _ segments: [UploadFeed.Segment], feed: inout UploadFeed, into buffer: UnsafeMutableRawPointer, capacity: Int
+        _ segments: [BodySegment], feed: inout UploadFeed, into buffer: UnsafeMutableRawPointer, capacity: Int
     ) -> Int {
         var filled = 0
         while filled < capacity, feed.segment < segments.count {
             let segment = segments[feed.segment]
             let within = feed.sent - feed.segmentStart
+            if case .file(let region) = segment, feed.openSegment != feed.segment {
+                feed.closeSegmentFile()
+                guard let descriptor = openSegmentFile(region) else { return Int(curlew_read_abort) }
+                feed.openDescriptor = descriptor
+                feed.openSegment = feed.segment
+                // An empty file is read by no call below: whether it changed is checked here.
+                if region.length == 0, let error = region.changeAtEnd(descriptor) {
+                    failure = transfer.request.error(error.code, error.message)
+                    return Int(curlew_read_abort)
+                }
+            }
             guard within < segment.length else {
                 feed.segmentStart += segment.length
                 feed.segment += 1
+                feed.closeSegmentFile()
                 continue
             }
             let count = min(capacity - filled, segment.length - within)
@@ -209,8 +222,8 @@ extension TransferContext {
                 data.withUnsafeBytes { bytes in
                     if let base = bytes.baseAddress { (buffer + filled).copyMemory(from: base + within, byteCount: count) }
                 }
-            case .file(let descriptor, let region):
-                guard readRegion(descriptor, region, at: within, count: count, into: buffer + filled) else {
+            case .file(let region):
+                guard readRegion(feed.openDescriptor, region, at: within, count: count, into: buffer + filled) else {
                     return Int(curlew_read_abort)
                 }
             }
@@ -218,6 +231,23 @@ extension TransferContext {
             feed.sent += count
         }
         return filled
+    }
+
+    /// Opens a segment's file for reading without ever blocking the loop: non-blocking, and refused unless
+    /// it is still a regular file (a path replaced by a FIFO since the body was made would block).
+    private func openSegmentFile(_ region: FileRegion) -> Int32? {
+        let descriptor = Glibc.open(region.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            failure = transfer.request.error(.invalidBody, "cannot open \(region.path): \(FileRegion.describe(errno))")
+            return nil
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            _ = Glibc.close(descriptor)
+            failure = transfer.request.error(.invalidBody, "\(region.path) is no longer a regular file")
+            return nil
+        }
+        return descriptor
     }
 
     /// Rewinds the body for curl: to a position for bytes and files; to the first byte for a stream,
@@ -241,7 +271,8 @@ extension TransferContext {
             feed.sent = offset
         case .segments(let segments):
             guard offset <= segments.reduce(0, { $0 + $1.length }) else { return Int32(CURL_SEEKFUNC_FAIL) }
-            // The read finds the segment holding `offset` from the first one.
+            // The read finds the segment holding `offset` from the first one (and opens its file again).
+            feed.closeSegmentFile()
             feed.sent = offset
             feed.segment = 0
             feed.segmentStart = 0
@@ -283,21 +314,8 @@ struct UploadFeed {
         case file(Int32, FileRegion)
         /// A stream body's hand-over, and whether it can be produced again.
         case stream(RequestStream, replayable: Bool)
-        /// Bytes and open files one after the other.
-        case segments([Segment])
-    }
-
-    /// A piece of a body of segments.
-    enum Segment {
-        case bytes(Data)
-        case file(Int32, FileRegion)
-
-        var length: Int {
-            switch self {
-            case .bytes(let data): data.count
-            case .file(_, let region): region.length
-            }
-        }
+        /// Bytes and files one after the other; a file is opened when the read reaches it.
+        case segments([BodySegment])
     }
 
     let source: Source
@@ -305,21 +323,25 @@ struct UploadFeed {
     /// For segments: the segment holding byte `sent`, and where it starts in the body.
     var segment = 0
     var segmentStart = 0
+    /// For segments: the open file, and the index of its segment (-1: none open).
+    var openDescriptor: Int32 = -1
+    var openSegment = -1
 
     init(_ source: Source) {
         self.source = source
     }
 
-    /// Closes a file body's descriptors.
-    func close() {
-        switch source {
-        case .file(let descriptor, _):
-            _ = Glibc.close(descriptor)
-        case .segments(let segments):
-            for case .file(let descriptor, _) in segments { _ = Glibc.close(descriptor) }
-        case .memory, .stream:
-            break
-        }
+    /// Closes a file body's descriptor.
+    mutating func close() {
+        if case .file(let descriptor, _) = source { _ = Glibc.close(descriptor) }
+        closeSegmentFile()
+    }
+
+    /// Closes the file of the segment read last, if one is open.
+    mutating func closeSegmentFile() {
+        if openDescriptor >= 0 { _ = Glibc.close(openDescriptor) }
+        openDescriptor = -1
+        openSegment = -1
     }
 }
 

@@ -13,7 +13,7 @@ extension RequestBody {
     /// The bytes the body sends, gathered in memory: a file is read, a stream's producer is run (once more:
     /// call it only for a stream that can be produced again, or one you no longer send). Trailers are not
     /// included. For tests and recorded traffic: a test double (`MockTransport`) sees a multipart form with a
-    /// file part as a stream; this shows its exact bytes.
+    /// file part as a body of bytes and files; this shows its exact bytes.
     ///
     /// - Parameter limit: The most bytes to gather.
     /// - Throws: ``TransportError/Code/bodyLengthMismatch`` past `limit`; ``TransportError/Code/invalidBody``
@@ -51,22 +51,26 @@ extension RequestBody {
 
     /// The bytes of a file region.
     private static func read(_ region: FileRegion) throws(TransportError) -> Data {
-            guard region.length > 0 else { return Data() }
-            let descriptor = open(region.path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else {
-                throw TransportError(.invalidBody, message: "cannot read the file \(region.path): \(FileRegion.describe(errno))")
-            }
-            defer { close(descriptor) }
-            var data = Data(count: region.length)
-            let (read, error) = data.withUnsafeMutableBytes { buffer -> (read: Int, error: Int32) in
-                guard let base = buffer.baseAddress else { return (0, EINVAL) }
-                return region.read(descriptor, into: base, count: region.length, at: 0)
-            }
-            guard error == 0, read == region.length else {
-                throw TransportError(
-                    .invalidBody, message: "cannot read \(region.length) bytes of \(region.path): \(FileRegion.describe(error))")
-            }
-            return data
+        guard region.length > 0 else { return Data() }
+        let descriptor = open(region.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw TransportError(.invalidBody, message: "cannot read the file \(region.path): \(FileRegion.describe(errno))")
+        }
+        defer { close(descriptor) }
+        var data = Data(count: region.length)
+        let (read, error) = data.withUnsafeMutableBytes { buffer -> (read: Int, error: Int32) in
+            guard let base = buffer.baseAddress else { return (0, EINVAL) }
+            return region.read(descriptor, into: base, count: region.length, at: 0)
+        }
+        guard error == 0 else {
+            throw TransportError(.invalidBody, message: "reading \(region.path) failed: \(FileRegion.describe(error))")
+        }
+        guard read == region.length else {
+            throw TransportError(
+                .bodyLengthMismatch,
+                message: "\(region.path) ended after \(read) of the \(region.length) bytes it had when the body was made")
+        }
+        return data
     }
 
     private static func tooLong(_ limit: Int) -> TransportError {

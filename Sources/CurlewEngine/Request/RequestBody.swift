@@ -164,8 +164,8 @@ public struct RequestBody: Sendable, Hashable {
             switch body.storage {
             case .bytes(let data):
                 guard !data.isEmpty else { continue }
-                // Adjacent bytes become one segment.
-                if case .bytes(let previous) = segments.last {
+                // Adjacent small bytes become one segment; large ones keep their own storage.
+                if case .bytes(let previous) = segments.last, previous.count + data.count < 64 * 1024 {
                     segments[segments.count - 1] = .bytes(previous + data)
                 } else {
                     segments.append(.bytes(data))
@@ -222,13 +222,28 @@ extension RequestBody: CustomStringConvertible {
             case .file(let region): "file \(region.path) (bytes \(region.offset)..<\(region.offset + region.length))"
             case .stream(let producer): producer.length.map { "stream of \($0) bytes" } ?? "stream of unknown length"
             case .segments(let segments):
-                "\(knownLength ?? 0) bytes from memory and the files "
-                    + segments.compactMap { segment -> String? in
-                        guard case .file(let region) = segment else { return nil }
-                        return region.path
-                    }.joined(separator: ", ")
+                Self.describe(segments)
             }
         return hasTrailers ? kind + ", with trailers" : kind
+    }
+}
+
+extension RequestBody {
+    /// `120 bytes in memory and 2 files (1048576 bytes: /a.bin, /b.bin)`.
+    fileprivate static func describe(_ segments: [BodySegment]) -> String {
+        var inMemory = 0
+        var fileBytes = 0
+        var paths: [String] = []
+        for segment in segments {
+            switch segment {
+            case .bytes(let data): inMemory += data.count
+            case .file(let region):
+                fileBytes += region.length
+                paths.append(region.path)
+            }
+        }
+        let files = paths.count == 1 ? "1 file" : "\(paths.count) files"
+        return "\(inMemory) bytes in memory and \(files) (\(fileBytes) bytes: \(paths.joined(separator: ", ")))"
     }
 }
 
