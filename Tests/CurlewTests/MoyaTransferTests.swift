@@ -563,3 +563,27 @@ private func isRandomBoundary(_ text: String?) -> Bool {
         }
     }
 }
+
+@Suite struct TransferLoggingTests {
+    /// The logger's curl line names a form it cannot put on the command line, in a trailing comment; a
+    /// file upload is given as `@file`.
+    @Test func theCurlLineOfAFormWithAFileSaysItsBodyIsNotShown() async throws {
+        try await withDirectory { directory in
+            let file = try makeFile(directory, "photo.png", "png")
+            let form = MultipartFormData(
+                parts: [
+                    MultipartFormBodyPart(provider: .data(Data("A sunset".utf8)), name: "caption"),
+                    MultipartFormBodyPart(provider: .file(file), name: "photo"),
+                ], boundary: "fixed")
+            let logger = NetworkLoggerPlugin()
+            let formLine = logger.curlCommand(for: try endpoint(.uploadMultipart(form), headers: nil).urlRequest())
+            let path = file.path(percentEncoded: false)
+            #expect(
+                formLine
+                    == "curl -X POST -H 'Content-Type: multipart/form-data; boundary=fixed' 'https://api.example.com/upload' "
+                    + "# body not shown: 186 bytes in memory and 1 file (3 bytes: \(path))")
+            let fileLine = logger.curlCommand(for: try endpoint(.uploadFile(file), headers: nil).urlRequest())
+            #expect(fileLine == "curl -X POST --data-binary '@\(path)' 'https://api.example.com/upload'")
+        }
+    }
+}

@@ -194,7 +194,9 @@ public struct NetworkLoggerPlugin: PluginType {
     }
 
     /// A `curl` command line that repeats the request, redacted values excepted. `--compressed` is
-    /// added when the request asks for compressed responses, so the replay decodes them too.
+    /// added when the request asks for compressed responses, so the replay decodes them too. A body that
+    /// is neither in memory nor one file (a stream, a multipart form with files) cannot be given on the
+    /// command line: a trailing shell comment describes it, so the line does not pass for the request.
     public func curlCommand(for request: TransportRequest) -> String {
         var parts = ["curl"]
         if request.method != .get { parts += ["-X", request.method.rawValue] }
@@ -208,6 +210,9 @@ public struct NetworkLoggerPlugin: PluginType {
         }
         if request.headerFields[.acceptEncoding] != nil { parts.append("--compressed") }
         parts.append(Self.shellQuoted(redactedURL(request.url)))
+        if let body = request.body, body.inMemoryBytes == nil, body.filePath == nil {
+            parts.append("# body not shown: " + String(describing: body).split(whereSeparator: \.isNewline).joined(separator: " "))
+        }
         return parts.joined(separator: " ")
     }
 
