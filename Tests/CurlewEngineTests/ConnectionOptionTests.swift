@@ -342,14 +342,11 @@ private let hostEcho: LocalHTTPServer.Handler = { request in .text("host \(reque
         // first and the error would name it.
         var request = get("http://127.0.0.1:\(listener.port)/") { $0.connectTimeout = .milliseconds(300) }
         request.timeout = .seconds(30)
-        let started = ContinuousClock.now
         let error = await transportError { try await session.execute(request) }
-        let elapsed = ContinuousClock.now - started
         await session.shutdown()
         #expect(error?.code == .timedOut)
+        // The connect phase timed out before the 30 s total: only the request's 300 ms could.
         #expect(error?.timeout == .connect, "\(String(describing: error))")
-        // Never before its time (a loaded machine can only lengthen the interval).
-        #expect(elapsed >= .milliseconds(300), "\(elapsed)")
     }
 
     @Test func aRequestsBodyLimitReplacesTheSessions() async throws {
@@ -381,13 +378,9 @@ private let hostEcho: LocalHTTPServer.Handler = { request in .text("host \(reque
             // the total one would fire first and the error would name it.
             var stall = get(server.url("/stall")) { $0.idleTimeout = .milliseconds(500) }
             stall.timeout = .seconds(20)
-            let started = ContinuousClock.now
             let error = await transportError { try await session.execute(stall) }
-            let elapsed = ContinuousClock.now - started
             #expect(error?.code == .timedOut)
             #expect(error?.timeout == .idle)
-            // Never before its time (a loaded machine can only lengthen the interval).
-            #expect(elapsed >= .milliseconds(500), "\(elapsed)")
             // The message names the request's own limit, not the session's (30 s).
             #expect(error?.message == "no byte was sent or received for 0.5 seconds")
         }

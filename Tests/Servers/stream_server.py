@@ -517,6 +517,16 @@ HOLDS = {}
 LAST_MODIFIED = 1700000000
 
 
+def body_ended_whole(exchange):
+    """Whether the request body ended whole: over HTTP/2 a reset stream reads as an end too, and only
+    END_STREAM ends a body whole; over HTTP/1.1 the reader already saw its framing end."""
+    if exchange.protocol != "h2":
+        return True
+    with exchange.server.lock:
+        stream = exchange.server.streams.get(exchange.stream_id)
+        return stream is not None and stream.ended
+
+
 def log_entry(key, entry):
     if key:
         with STATS.lock:
@@ -694,14 +704,9 @@ def route_hold(exchange, query):
     except OSError:
         log_entry(key, {"event": "failed", "received": received})
         raise
-    if exchange.protocol == "h2":
-        # A reset stream reads as an end too: only END_STREAM ends a body whole.
-        with exchange.server.lock:
-            stream = exchange.server.streams.get(exchange.stream_id)
-            ended = stream is not None and stream.ended
-        if not ended:
-            log_entry(key, {"event": "failed", "received": received})
-            return
+    if not body_ended_whole(exchange):
+        log_entry(key, {"event": "failed", "received": received})
+        return
     report = {"received": received, "sha256": digest.hexdigest()}
     log_entry(key, dict(report, event="done"))
     exchange.respond(200, [("content-type", "application/json")], json.dumps(report).encode())
@@ -841,15 +846,10 @@ def route_multipart(exchange, query):
         log_entry(key, {"event": "failed", "received": received, "complete": False,
                         "parts": [part.report() for part in parts]})
         raise
-    if exchange.protocol == "h2":
-        # A reset stream reads as an end too: only END_STREAM ends a body whole.
-        with exchange.server.lock:
-            stream = exchange.server.streams.get(exchange.stream_id)
-            whole = stream is not None and stream.ended
-        if not whole:
-            log_entry(key, {"event": "failed", "received": received, "complete": False,
-                            "parts": [part.report() for part in parts]})
-            return
+    if not body_ended_whole(exchange):
+        log_entry(key, {"event": "failed", "received": received, "complete": False,
+                        "parts": [part.report() for part in parts]})
+        return
     drop_once(exchange, query.get("drop-once"))
     if parser is not None and error is None:
         try:

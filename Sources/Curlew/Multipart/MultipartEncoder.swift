@@ -15,7 +15,7 @@ struct MultipartEncoder {
     /// A piece of the body: bytes in memory, a file's bytes, or a stream part's.
     private enum Segment {
         case bytes(Data)
-        case file(RequestBody, path: String, length: Int, name: String)
+        case file(RequestBody)
         case stream(FormDataStream, name: String)
     }
 
@@ -53,13 +53,12 @@ struct MultipartEncoder {
                 guard let file = try? RequestBody.file(path) else {
                     throw .unreadableFile(path: path, reason: Self.whyUnreadable(path))
                 }
-                let length = file.knownLength ?? 0
                 let fileName = part.fileName ?? url.lastPathComponent
                 let mimeType = part.mimeType ?? MIMEType.forFileName(fileName)
                 pending.append(try Self.headers(part, fileName: fileName, mimeType: mimeType))
                 segments.append(.bytes(pending))
                 pending = Data()
-                segments.append(.file(file, path: path, length: length, name: part.name))
+                segments.append(.file(file))
             case .stream(let stream):
                 let (sum, overflow) = streamed.addingReportingOverflow(stream.length)
                 // Half the range leaves room for the files and bytes around them.
@@ -100,7 +99,7 @@ struct MultipartEncoder {
         for segment in segments {
             switch segment {
             case .bytes(let data): pieces.append(.data(data))
-            case .file(let file, _, _, _):
+            case .file(let file):
                 pieces.append(file)
             case .stream: break
             }
@@ -113,7 +112,7 @@ struct MultipartEncoder {
         for segment in segments {
             switch segment {
             case .bytes(let data): length += data.count
-            case .file(_, _, let fileLength, _): length += fileLength
+            case .file(let file): length += file.knownLength ?? 0
             case .stream(let stream, _):
                 length += stream.length  // the sum was checked not to overflow when the form was encoded
                 replayable = replayable && stream.isReplayable
@@ -123,59 +122,12 @@ struct MultipartEncoder {
             for segment in segments {
                 switch segment {
                 case .bytes(let data): try await writer.write(data)
-                case .file(_, let path, let length, let name): try await writeFile(path, length: length, name: name, to: writer)
+                case .file(let file):
+                    // Read on the producing task, with the checks the engine's read of a file body makes.
+                    try await file.readFileInChunks { chunk throws(TransportError) in try await writer.write(chunk) }
                 case .stream(let stream, let name): try await writeStream(stream, name: name, to: writer)
                 }
             }
-        }
-    }
-
-    /// Reads a file part of a form with stream parts in chunks on the producing task and writes them. A
-    /// file removed, shorter or longer than when it was measured fails the request as a file body does
-    /// (``/CurlewEngine/TransportError/Code/invalidBody``, ``/CurlewEngine/TransportError/Code/bodyLengthMismatch``),
-    /// before its last byte is sent.
-    private static func writeFile(_ path: String, length: Int, name: String, to writer: RequestBodyWriter) async throws {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw TransportError(.invalidBody, message: "cannot open \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
-        if length == 0 { try checkUnchanged(descriptor, path: path, length: 0) }
-        var offset = 0
-        while offset < length {
-            let count = min(chunkSize, length - offset)
-            // A new array per chunk: the engine keeps it, without copying, until libcurl has taken it.
-            let chunk = try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-                initialized = 0
-                while initialized < count {
-                    let read = pread(descriptor, buffer.baseAddress.map { $0 + initialized }, count - initialized, off_t(offset + initialized))
-                    if read < 0, errno == EINTR { continue }
-                    if read < 0 {
-                        throw TransportError(.invalidBody, message: "reading \(path) failed: \(String(cString: strerror(errno)))")
-                    }
-                    if read == 0 {
-                        throw TransportError(
-                            .bodyLengthMismatch,
-                            message: "\(path) ended after \(offset + initialized) of the \(length) bytes it had when the body was made")
-                    }
-                    initialized += read
-                }
-            }
-            offset += count
-            // Checked before the last chunk goes out, so the server never gets a complete form.
-            if offset == length { try checkUnchanged(descriptor, path: path, length: length) }
-            try await writer.write(chunk)
-        }
-    }
-
-    /// Throws what a file body's read throws when its file was removed or changed size.
-    private static func checkUnchanged(_ descriptor: Int32, path: String, length: Int) throws(TransportError) {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return }
-        if info.st_nlink == 0 { throw TransportError(.invalidBody, message: "\(path) was removed while it was being sent") }
-        if Int(info.st_size) != length {
-            throw TransportError(
-                .bodyLengthMismatch, message: "\(path) has \(info.st_size) bytes, not the \(length) it had when the body was made")
         }
     }
 
@@ -200,10 +152,6 @@ struct MultipartEncoder {
             throw TransportError(.bodyLengthMismatch, message: "the stream part \"\(name)\" wrote \(total) of its \(length) bytes")
         }
     }
-
-    /// How much of a file part is read per write: large enough that the hand-over costs little per byte,
-    /// small enough that a few in flight stay well within memory.
-    private static let chunkSize = 256 * 1024
 
     /// A part's header lines and the blank line after them.
     private static func headers(_ part: MultipartFormBodyPart, fileName: String?, mimeType: String?) throws(MultipartEncodingError) -> Data {

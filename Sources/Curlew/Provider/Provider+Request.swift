@@ -32,8 +32,8 @@ extension Provider {
     ///
     /// ```swift
     /// switch await provider.result(for: .zen) {
-    /// case .success(let response): print(response.statusCode)
-    /// case .failure(let error): print(error.localizedDescription)
+    /// case .success(let response): logger.info("zen: \(response.statusCode)")
+    /// case .failure(let error): logger.error("zen failed: \(error)")
     /// }
     /// ```
     @concurrent
@@ -154,19 +154,11 @@ extension Provider {
         } catch {
             result = .failure(error)
         }
-        // A middleware may have tried more than once: settle the partial files earlier attempts kept.
-        switch result {
-        case .success:
-            _ = download.finish(Result<Void, TransportError>.success(()))
-            return result
-        case .failure(.transport(let error)):
-            return download.finish(Result<ApiResponse, TransportError>.failure(error)).mapError { .transport($0) }
-        case .failure:
-            // An error that cannot carry resume data: a partial file kept by an earlier attempt would be
-            // left where nobody knows of it.
-            download.discardKept()
-            return result
-        }
+        // A middleware may have tried more than once: settle the partial files earlier attempts kept. Only a
+        // transport failure can report one; otherwise it would be left where nobody knows of it.
+        if case .failure(.transport(let error)) = result { return .failure(.transport(download.reportingKept(in: error))) }
+        download.discardKept()
+        return result
     }
 
     /// Applies the target's validation: a status outside `codes` fails, keeping the response reachable.

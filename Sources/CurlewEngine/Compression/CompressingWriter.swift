@@ -123,39 +123,6 @@ extension RequestBody {
             return RequestBody(storage: .stream(producer), trailers: trailers)
         }
     }
-
-    /// Reads a file region in large chunks, on the calling task, checking that the file still has the
-    /// length it had when the body was made.
-    private static func readFile(
-        _ region: FileRegion, _ take: (ArraySlice<UInt8>) async throws(TransportError) -> Void
-    ) async throws(TransportError) {
-        let descriptor = open(region.path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw TransportError(.invalidBody, message: "cannot open \(region.path): \(FileRegion.describe(errno))")
-        }
-        defer { close(descriptor) }
-        let chunkSize = 1 << 20
-        var offset = 0
-        while offset < region.length {
-            let wanted = min(chunkSize, region.length - offset)
-            var outcome = (read: 0, error: Int32(0))
-            let chunk = [UInt8](unsafeUninitializedCapacity: wanted) { buffer, count in
-                if let base = buffer.baseAddress { outcome = region.read(descriptor, into: base, count: wanted, at: offset) }
-                count = outcome.read
-            }
-            if outcome.error != 0 {
-                throw TransportError(.invalidBody, message: "reading \(region.path) failed: \(FileRegion.describe(outcome.error))")
-            }
-            guard chunk.count == wanted else {
-                throw TransportError(
-                    .bodyLengthMismatch,
-                    message: "\(region.path) ended after \(offset + chunk.count) of the \(region.length) bytes it had when the body was made")
-            }
-            offset += chunk.count
-            try await take(chunk[...])
-        }
-        if let change = region.changeAtEnd(descriptor) { throw TransportError(change.code, message: change.message) }
-    }
 }
 
 extension TransportRequest {

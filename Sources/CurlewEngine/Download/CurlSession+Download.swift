@@ -116,27 +116,24 @@ package struct DownloadReceiver: Sendable {
         }
     }
 
-    /// Removes a partial file an earlier attempt kept: the call ended with an error that cannot report it.
+    /// Removes a partial file an earlier attempt kept: the call succeeded (a later attempt wrote the file
+    /// anew) or ended with an error that cannot report it.
     package func discardKept() {
         guard let partial = kept.withLock({ $0 }) else { return }
         if partial.partialFilePath != resume?.partialFilePath { DownloadFile.remove(partial.partialFilePath) }
     }
 
-    /// Settles what the attempts left when the call that made them ends: on success, a partial file an
-    /// earlier attempt kept is removed (a later one wrote the file anew); on a failure that kept nothing
-    /// (a later attempt failed before its body), the error carries the earlier attempt's resume data.
-    package func finish<Success>(_ result: Result<Success, TransportError>) -> Result<Success, TransportError> {
-        guard let partial = kept.withLock({ $0 }) else { return result }
-        switch result {
-        case .success:
-            if partial.partialFilePath != resume?.partialFilePath || !DownloadFile.isIntact(partial) {
-                DownloadFile.remove(partial.partialFilePath)
-            }
-            return result
-        case .failure(var error):
-            if error.resumeData == nil, DownloadFile.isIntact(partial) { error.resumeData = partial }
-            return .failure(error)
+    /// The call's final transport failure, carrying the resume data of a partial file an earlier attempt
+    /// kept when the failure has none of its own (a later attempt failed before its body).
+    package func reportingKept(in error: TransportError) -> TransportError {
+        guard error.resumeData == nil, let partial = kept.withLock({ $0 }) else { return error }
+        guard DownloadFile.isIntact(partial) else {
+            discardKept()
+            return error
         }
+        var error = error
+        error.resumeData = partial
+        return error
     }
 }
 

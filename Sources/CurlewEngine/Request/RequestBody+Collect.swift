@@ -5,9 +5,6 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension RequestBody {
     /// The bytes the body sends, gathered in memory: a file is read, a stream's producer is run (once more:
@@ -25,14 +22,14 @@ extension RequestBody {
             return data
         case .file(let region):
             guard region.length <= limit else { throw Self.tooLong(limit) }
-            return try Self.read(region)
+            return try await Self.read(region)
         case .segments(let segments):
             guard (knownLength ?? 0) <= limit else { throw Self.tooLong(limit) }
             var data = Data()
             for segment in segments {
                 switch segment {
                 case .bytes(let bytes): data += bytes
-                case .file(let region): data += try Self.read(region)
+                case .file(let region): data += try await Self.read(region)
                 }
             }
             return data
@@ -49,27 +46,10 @@ extension RequestBody {
         }
     }
 
-    /// The bytes of a file region.
-    private static func read(_ region: FileRegion) throws(TransportError) -> Data {
-        guard region.length > 0 else { return Data() }
-        let descriptor = open(region.path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw TransportError(.invalidBody, message: "cannot read the file \(region.path): \(FileRegion.describe(errno))")
-        }
-        defer { close(descriptor) }
-        var data = Data(count: region.length)
-        let (read, error) = data.withUnsafeMutableBytes { buffer -> (read: Int, error: Int32) in
-            guard let base = buffer.baseAddress else { return (0, EINVAL) }
-            return region.read(descriptor, into: base, count: region.length, at: 0)
-        }
-        guard error == 0 else {
-            throw TransportError(.invalidBody, message: "reading \(region.path) failed: \(FileRegion.describe(error))")
-        }
-        guard read == region.length else {
-            throw TransportError(
-                .bodyLengthMismatch,
-                message: "\(region.path) ended after \(read) of the \(region.length) bytes it had when the body was made")
-        }
+    /// The bytes of a file region, read as a file body is (the same checks and failures).
+    private static func read(_ region: FileRegion) async throws(TransportError) -> Data {
+        var data = Data(capacity: region.length)
+        try await readFile(region) { chunk throws(TransportError) in data.append(contentsOf: chunk) }
         return data
     }
 
