@@ -30,6 +30,10 @@ CURLcode curlew_easy_setopt_closesocket_callback(CURL *easy, curlew_closesocket_
     return curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, callback);
 }
 
+CURLcode curlew_easy_setopt_prereq_callback(CURL *easy, curlew_prereq_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, callback);
+}
+
 CURLcode curlew_easy_setopt_opensocket_callback(CURL *easy, curlew_opensocket_callback callback) {
     return curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, callback);
 }

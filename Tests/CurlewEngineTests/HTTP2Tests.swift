@@ -268,6 +268,39 @@ import Testing
         }
     }
 
+    /// libcurl 7.88 does not report a server's `SETTINGS_MAX_CONCURRENT_STREAMS`; the engine finds it by
+    /// probing (see `SessionConfiguration.maxConcurrentStreams`). Before it did, a cold burst of 500
+    /// against a server allowing 100 streams opened 63-64 connections.
+    @Test(arguments: [(100, 5), (128, 4), (256, 2)])
+    func aColdBurstUsesTheFewestConnectionsTheServersStreamLimitAllows(limit: Int, needed: Int) async throws {
+        let fixtures = try await TLSFixtures.shared()
+        var options = H2ServerOptions.tls(fixtures.leaf)
+        options.maxConcurrentStreams = limit
+        try await withH2TestServer(options) { server in
+            try await Self.withSession(Self.configuration(fixtures)) { session in
+                let reports = try await withThrowingTaskGroup(of: H2Report.self) { group in
+                    for n in 0..<500 {
+                        // Heads at once, bodies after 2 s: all 500 are in flight together.
+                        group.addTask { try await Self.report(session, server.url("/hold?hold=2000&n=\(n)")).1 }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(reports.count == 500)
+                let stats = try await server.stats()
+                // The fewest that carry 500 streams, or one more (a probe can meet a stream another
+                // request freed a moment before).
+                #expect((needed...needed + 1).contains(stats.connections), "server accepted \(stats.connections) connections")
+                #expect(session.statistics.connectionsOpened == stats.connections)
+                #expect(stats.peakStreams == limit)
+                #expect(stats.protocolErrors.isEmpty)
+                for (number, connection) in stats.byConnection {
+                    #expect(connection.peakStreams <= limit, "connection \(number) carried \(connection.peakStreams) streams at once")
+                }
+                print("HTTP2Tests: 500 cold requests against a \(limit)-stream server used \(stats.connections) connection(s)")
+            }
+        }
+    }
+
     @Test func maxConcurrentStreamsIsHonoured() async throws {
         let fixtures = try await TLSFixtures.shared()
         var configuration = Self.configuration(fixtures)

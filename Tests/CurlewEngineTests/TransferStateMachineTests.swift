@@ -58,15 +58,46 @@ private struct Harness {
         return actions.map(render)
     }
 
-    mutating func learned(multiplexes: Bool, streams: Int = 1, open: Int = 1, for key: String = "a") -> [String] {
+    /// The key's first response: `streams` is the client's cap, `attached` the transfers on its connections.
+    mutating func learned(
+        multiplexes: Bool, streams: Int = 1, open: Int = 1, attached: Int = 0, overflow: Int? = nil, for key: String = "a"
+    ) -> [String] {
         var actions: [Machine.Action] = []
-        machine.learnedProtocol(multiplexes: multiplexes, streams: streams, openConnections: open, for: key, now: now, into: &actions)
+        machine.learnedProtocol(
+            multiplexes: multiplexes, streamCap: streams, openConnections: open, attached: attached, overflow: overflow,
+            for: key, now: now, into: &actions)
         return actions.map(render)
     }
 
-    mutating func connections(_ open: Int, unexpected: Bool = false, for key: String = "a") -> [String] {
+    mutating func up(_ opener: TransferID?, for key: String = "a") -> [String] {
         var actions: [Machine.Action] = []
-        machine.connectionsChanged(openConnections: open, unexpected: unexpected, for: key, now: now, into: &actions)
+        guard let opener else { return [] }
+        machine.connectionUp(for: key, opener: opener, now: now, into: &actions)
+        return actions.map(render)
+    }
+
+    mutating func connections(_ open: Int, unexpected: Bool = false, attached: Int = 0, for key: String = "a") -> [String] {
+        var actions: [Machine.Action] = []
+        machine.connectionsChanged(
+            openConnections: open, unexpected: unexpected, attached: attached, for: key, now: now, into: &actions)
+        return actions.map(render)
+    }
+
+    mutating func probeJoined(for key: String = "a") -> [String] {
+        var actions: [Machine.Action] = []
+        machine.probeJoined(for: key, now: now, into: &actions)
+        return actions.map(render)
+    }
+
+    mutating func probeOpened(attached: Int, open: Int, for key: String = "a") -> [String] {
+        var actions: [Machine.Action] = []
+        machine.probeOpened(attached: attached, openConnections: open, for: key, now: now, into: &actions)
+        return actions.map(render)
+    }
+
+    mutating func probeEnded(for key: String = "a") -> [String] {
+        var actions: [Machine.Action] = []
+        machine.probeEnded(for: key, now: now, into: &actions)
         return actions.map(render)
     }
 
@@ -99,8 +130,9 @@ private struct Harness {
     /// Actions as `start x shard N timeout T`, `fail x reason`, `abort x reason`, `checkIdle`.
     func render(_ action: Machine.Action) -> String {
         switch action {
-        case .start(_, let payload, let shard, let timeout, let opens):
-            "start \(payload) shard \(shard)" + (timeout.map { " timeout \($0)" } ?? "") + (opens ? " opens" : "")
+        case .start(_, let payload, let shard, let timeout, let connection):
+            "start \(payload) shard \(shard)" + (timeout.map { " timeout \($0)" } ?? "")
+                + (connection == .opens ? " opens" : connection == .probes ? " probes" : "")
         case .fail(let payload, let reason): "fail \(payload) \(reason)"
         case .abort(_, let payload, let reason): "abort \(payload) \(reason)"
         case .setPause(_, let receive, let send): "setPause receive \(receive) send \(send)"
@@ -397,22 +429,124 @@ private let second: UInt64 = 1_000_000_000
     }
 
     @Test func anUnexpectedConnectionLowersTheStreamsPerConnection() {
-        var h = Harness(perKey: 2)
-        _ = h.submit("r0", multiplex: true)
-        _ = h.learned(multiplexes: true, streams: 10, open: 1)
-        for n in 1..<10 { _ = h.submit("r\(n)", multiplex: true) }
+        var h = Harness()
+        for n in 0..<10 { _ = h.submit("r\(n)", multiplex: true) }
+        // All ten wait for the first connection; it answers over HTTP/2 with ten streams in use (the cap).
+        _ = h.learned(multiplexes: true, streams: 10, open: 1, attached: 10)
+        #expect(h.machine.mode(of: "a") == .multiplexed(streams: 10))
         #expect(h.machine.counts(for: "a").running == 10)
-        // curl opened a connection for a transfer not admitted to: the server allows fewer than 10.
-        _ = h.connections(2, unexpected: true)
-        #expect(h.machine.mode(of: "a") == .multiplexed(streams: 9))
+        // curl opened a connection for a transfer not admitted to: only 7 fitted on the first one.
+        _ = h.connections(2, unexpected: true, attached: 7)
+        #expect(h.machine.mode(of: "a") == .multiplexed(streams: 7))
+    }
+
+    // MARK: Finding a server's stream limit
+
+    @Test(arguments: [(100, 5), (128, 4), (256, 2)])
+    func aColdBurstFindsTheServersStreamLimit(limit: Int, connections: Int) {
+        let cap = 256
+        var h = Harness()
+        var started = 0
+        for n in 0..<500 { started += h.submit("r\(n)", multiplex: true).1.count }
+        // Protocol unknown: the first 100 share the first connection.
+        #expect(started == 100)
+        // HTTP/2: 100 streams fit so far; the next transfer probes for a 101st.
+        #expect(h.learned(multiplexes: true, streams: cap, open: 1, attached: 100) == ["start r100 shard 0 probes"])
+        #expect(h.machine.mode(of: "a") == .multiplexed(streams: 100))
+        // Each probe curl puts on the connection raises the count and lets the next probe start.
+        var streams = 100
+        var next = 101
+        while streams < min(limit, cap) {
+            let actions = h.probeJoined()
+            streams += 1
+            if streams < cap {
+                #expect(actions == ["start r\(next) shard 0 probes"])
+            } else {
+                // The cap is reached: the limit is known, and the next transfer opens a connection.
+                #expect(actions == ["start r\(next) shard 0 opens"])
+            }
+            next += 1
+        }
+        #expect(h.machine.mode(of: "a") == .multiplexed(streams: min(limit, cap)))
+        var open = 1
+        if limit < cap {
+            // curl opened a connection for the probe: the connection carries the server's limit.
+            #expect(h.probeOpened(attached: limit, open: 2) == [])
+            #expect(h.machine.mode(of: "a") == .multiplexed(streams: limit))
+        } else {
+            #expect(h.connections(2) == [])
+        }
+        open = 2
+        // From now on connections open one at a time, each filled before the next.
+        while h.machine.counts(for: "a").queued > 0 {
+            let actions = h.ready()
+            #expect(actions.last?.hasSuffix(" opens") == true || h.machine.counts(for: "a").queued == 0)
+            if actions.last?.hasSuffix(" opens") == true {
+                open += 1
+                _ = h.connections(open)
+            }
+        }
+        #expect(h.machine.counts(for: "a") == (queued: 0, running: 500))
+        #expect(open == connections)
+    }
+
+    @Test func aNewConnectionCarriesWhatLibcurlAllowsBeforeTheServersSettings() {
+        var h = Harness()
+        var ids: [String: TransferID] = [:]
+        for n in 0..<400 {
+            let (id, _) = h.submit("r\(n)", multiplex: true)
+            ids["r\(n)"] = id
+        }
+        // A 128-stream server: the first connection is full, and r128 opens the second.
+        _ = h.learned(multiplexes: true, streams: 128, open: 1, attached: 100)
+        for _ in 100..<128 { _ = h.probeJoined() }
+        #expect(h.machine.mode(of: "a") == .multiplexed(streams: 128))
+        #expect(h.machine.counts(for: "a").running == 129)
+        _ = h.connections(2)
+        // Its connection is up: libcurl lets it carry 100 streams until the server's settings arrive, so
+        // 99 more join it (with r128, 100); the other 28 wait for its response.
+        #expect(h.up(ids["r128"]).count == 99)
+        #expect(h.machine.counts(for: "a").running == 228)
+        // An event about an earlier opener changes nothing.
+        #expect(h.up(ids["r0"]) == [])
+        #expect(h.ready().count == 29)  // 28 streams, and r257 opens the third connection
+        #expect(h.machine.counts(for: "a").running == 257)
+    }
+
+    @Test func aFirstBurstThatOverflowedTellsTheLimit() {
+        var h = Harness()
+        for n in 0..<20 { _ = h.submit("r\(n)", multiplex: true) }
+        // curl opened more connections while 8 were on the first: the server allows 8.
+        _ = h.learned(multiplexes: true, streams: 256, open: 5, attached: 20, overflow: 8)
+        #expect(h.machine.mode(of: "a") == .multiplexed(streams: 8))
+    }
+
+    @Test func aProbeThatMayHaveTakenAFreedStreamRaisesNothing() {
+        var h = Harness()
+        var ids: [TransferID?] = []
+        for n in 0..<101 { ids.append(h.submit("r\(n)", multiplex: true).0) }
+        #expect(h.learned(multiplexes: true, streams: 256, open: 1, attached: 100) == ["start r100 shard 0 probes"])
+        // A stream ends before curl places the probe: r100 may take its place.
+        #expect(h.complete(ids[0]).1 == [])
+        #expect(h.submit("r101", multiplex: true).1 == [])
+        #expect(h.probeJoined() == ["start r101 shard 0 probes"])
+        #expect(h.machine.mode(of: "a") == .multiplexed(streams: 100))
+        // A probe that ends before curl placed it lets the next one try.
+        #expect(h.submit("r102", multiplex: true).1 == [])
+        #expect(h.probeEnded() == ["start r102 shard 0 probes"])
     }
 
     @Test func theTotalLimitCountsTheConnectionsOfAMultiplexingKey() {
         var h = Harness(total: 1)
         let (first, _) = h.submit("a0", key: "a", multiplex: true)
         #expect(h.learned(multiplexes: true, streams: 3, open: 1, for: "a") == [])
-        #expect(h.submit("a1", key: "a", multiplex: true).1 == ["start a1 shard 0"])
-        #expect(h.submit("a2", key: "a", multiplex: true).1 == ["start a2 shard 0"])
+        // The server takes a second and a third stream (the client's cap): probes go even when the
+        // total limit is reached, since they most often join a connection.
+        #expect(h.submit("a1", key: "a", multiplex: true).1 == ["start a1 shard 0 probes"])
+        #expect(h.probeJoined(for: "a") == [])
+        #expect(h.submit("a2", key: "a", multiplex: true).1 == ["start a2 shard 0 probes"])
+        #expect(h.probeJoined(for: "a") == [])
+        #expect(h.machine.mode(of: "a") == .multiplexed(streams: 3))
         // A fourth stream of a would need a second connection, as would b's first request.
         #expect(h.submit("a3", key: "a", multiplex: true).1 == [])
         #expect(h.submit("b0", key: "b").1 == [])

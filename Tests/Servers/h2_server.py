@@ -376,6 +376,17 @@ class Connection(asyncio.Protocol):
             self.request_finished(request)
 
     async def h2_respond(self, request):
+        if request.path == "/hold":
+            # The head at once, the body (the report) after `hold` ms: a response that starts at once and
+            # lasts, as an event stream's does.
+            self.h2.send_headers(request.stream, [(":status", "200"), ("content-type", "application/json")])
+            self.flush()
+            await asyncio.sleep(int(request.arg("hold", "0") or 0) / 1000)
+            if self.closed or request.stream not in self.streams:
+                return
+            self.h2.send_data(request.stream, json_body(request.report()), end_stream=True)
+            self.flush()
+            return
         delay = int(request.arg("ms", "0") or 0)
         if delay > 0:
             await asyncio.sleep(delay / 1000)

@@ -15,6 +15,7 @@ typedef int (*curlew_timer_callback)(CURLM *multi, long timeout_ms, void *userp)
 typedef int (*curlew_seek_callback)(void *userp, curl_off_t offset, int origin);
 typedef int (*curlew_trailer_callback)(struct curl_slist **list, void *userdata);
 typedef int (*curlew_xferinfo_callback)(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
+typedef int (*curlew_prereq_callback)(void *clientp, char *conn_primary_ip, char *conn_local_ip, int conn_primary_port, int conn_local_port);
 
 CURLcode curlew_easy_setopt_long(CURL *easy, CURLoption option, long value);
 CURLcode curlew_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value);
@@ -22,6 +23,7 @@ CURLcode curlew_easy_setopt_pointer(CURL *easy, CURLoption option, const void *v
 CURLcode curlew_easy_setopt_data_callback(CURL *easy, CURLoption option, curlew_data_callback callback);
 CURLcode curlew_easy_setopt_closesocket_callback(CURL *easy, curlew_closesocket_callback callback);
 CURLcode curlew_easy_setopt_opensocket_callback(CURL *easy, curlew_opensocket_callback callback);
+CURLcode curlew_easy_setopt_prereq_callback(CURL *easy, curlew_prereq_callback callback);
 CURLcode curlew_easy_setopt_seek_callback(CURL *easy, curlew_seek_callback callback);
 CURLcode curlew_easy_setopt_xferinfo_callback(CURL *easy, curlew_xferinfo_callback callback);
 CURLcode curlew_easy_setopt_trailer_callback(CURL *easy, curlew_trailer_callback callback);

@@ -35,6 +35,10 @@ public indirect enum CurlewError: Error, Sendable {
     /// The transport failed: no complete response arrived (connection, DNS, TLS, timeouts, limits,
     /// cancellation, shutdown).
     case transport(TransportError)
+    /// An event stream ended with a failure of its own: the server answered 204, another status or
+    /// content type, or sent a line or an event over the policy's limits. (Its transport failures are
+    /// ``transport(_:)``.)
+    case eventStream(EventStreamError)
 
     /// The response involved, when there was one.
     public var response: ApiResponse? {
@@ -44,7 +48,7 @@ public indirect enum CurlewError: Error, Sendable {
             response
         case .underlying(_, let response):
             response
-        case .encodableMapping, .requestMapping, .parameterEncoding, .multipartEncoding, .transport:
+        case .encodableMapping, .requestMapping, .parameterEncoding, .multipartEncoding, .transport, .eventStream:
             nil
         }
     }
@@ -76,6 +80,7 @@ extension CurlewError: CustomStringConvertible, LocalizedError {
         case .parameterEncoding(let error): "Failed to encode parameters for a request: \(error)"
         case .multipartEncoding(let error): "Failed to encode a multipart form: \(error)"
         case .transport(let error): error.description
+        case .eventStream(let error): error.description
         }
     }
 

@@ -19,6 +19,10 @@ public struct MiddlewareContext: Sendable {
     /// arrives (``Provider/stream(_:isolation:_:)``). Only such exchanges are shared by in-flight
     /// sharing, and the transport then collects the body itself.
     public internal(set) var collectsBody: Bool
+    /// For an event stream's connection attempts, which reconnection this is: 0 for the first
+    /// connection (and for every exchange that is not an event stream). The stream reconnects on its
+    /// own, so ``RetryMiddleware`` passes reconnections through untouched.
+    public internal(set) var reconnection = 0
     /// How the stub member answers (``StubBehavior/never``: it passes the exchange on).
     var stub: StubBehavior
 

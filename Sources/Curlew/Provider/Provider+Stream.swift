@@ -72,7 +72,7 @@ extension Provider {
     }
 
     /// Runs the plugins' `didReceive` and `process` on `result`.
-    private nonisolated func finishing(
+    nonisolated func finishing(
         _ result: Result<ApiResponse, CurlewError>, target: Target
     ) async -> Result<ApiResponse, CurlewError> {
         var result = result
@@ -82,7 +82,7 @@ extension Provider {
     }
 
     /// The error thrown for a failure the plugins have seen (a plugin may have replaced it).
-    private nonisolated func finish(_ result: Result<ApiResponse, CurlewError>, target: Target) async -> CurlewError {
+    nonisolated func finish(_ result: Result<ApiResponse, CurlewError>, target: Target) async -> CurlewError {
         switch await finishing(result, target: target) {
         case .failure(let error): return error
         case .success(let response): return .underlying(StreamNotStarted(), response)

@@ -10,7 +10,7 @@ import Logging
 ///
 /// The decision on a status is taken from the head, before your handler reads the body; the body of a
 /// response that is retried is never read (its connection is closed). The waits follow `Retry-After`
-/// (seconds or an HTTP date, at most ``RetryPolicy/maxRetryAfter``) or the policy's ``Backoff``;
+/// (seconds or an HTTP date, at most ``RetryPolicy/maxRetryAfter``) or the policy's ``/CurlewEngine/Backoff``;
 /// cancelling the calling task ends a wait at once. A request's total timeout spans all its attempts
 /// and waits. A ``RetryBudget`` per origin stops retry storms: when it is spent, failures are returned
 /// as they are. Off unless you add it to a provider's or a chain's middleware.
@@ -53,7 +53,8 @@ public struct RetryMiddleware: Middleware {
     public func intercept<Return>(
         _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
-        guard policy.mayRetry(request), policy.maxAttempts > 1 else {
+        // An event stream's reconnection already follows the stream's own policy and backoff.
+        guard policy.mayRetry(request), policy.maxAttempts > 1, context.reconnection == 0 else {
             return try await next(request, context, handler: handler)
         }
         let deadline = (request.timeout ?? policy.totalTimeout).map { clock.now + $0 }

@@ -63,6 +63,15 @@ enum CurlCallbacks {
             protocol: address.pointee.protocol)
     }
 
+    /// curl put the transfer on a connection (new or reused) and is about to send its request; set only
+    /// for keys that may multiplex (the context is the transfer's).
+    static let prereq: curlew_prereq_callback = { context, _, _, _, _ in
+        guard let context else { return CURL_PREREQFUNC_OK }
+        let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
+        transfer.shard.thread.noteAttached(transfer)
+        return CURL_PREREQFUNC_OK
+    }
+
     static let closeSocket: @convention(c) (UnsafeMutableRawPointer?, curl_socket_t) -> Int32 = { context, socket in
         guard let context else { return 0 }
         return Unmanaged<LoopThread>.fromOpaque(context).takeUnretainedValue().closeSocket(socket)

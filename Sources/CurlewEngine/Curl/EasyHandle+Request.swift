@@ -48,6 +48,10 @@ extension TransferContext {
         // several requests: a burst then shares one HTTP/2 connection.
         if defaults.mayMultiplex(key) {
             easy.set(CURLOPT_PIPEWAIT, 1)
+            // Counts the transfers on the key's connections (see `LoopThread.noteAttached`); the pool's
+            // reset clears it again.
+            _ = curlew_easy_setopt_prereq_callback(easy.raw, CurlCallbacks.prereq)
+            easy.set(CURLOPT_PREREQDATA, me)
         } else if defaults.needsOwnConnection(key) {
             easy.set(CURLOPT_FRESH_CONNECT, 1)
             easy.set(CURLOPT_FORBID_REUSE, 1)
@@ -56,6 +60,8 @@ extension TransferContext {
         if !options.isEmpty {
             if let connect = options.connectTimeout { easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, connect.milliseconds)) }
             if let path = options.unixSocketPath { easy.set(CURLOPT_UNIX_SOCKET_PATH, string: path) }
+            // The pool resets the handle to the session's buffer before its next transfer.
+            if let size = options.receiveBufferSize { easy.set(CURLOPT_BUFFERSIZE, min(max(size, 1024), 10 * 1024 * 1024)) }
         }
         if let jar = defaults.cookieShare {
             if options.handlesCookies != false {

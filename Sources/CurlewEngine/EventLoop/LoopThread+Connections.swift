@@ -16,12 +16,35 @@ extension LoopThread {
         let key = context.transfer.request.poolKey
         if context.opensConnection {
             context.opensConnection = false
-            keyEvents.append(.connectionReady(key))
+            keyEvents.append(.connectionReady(key, opener: context.id))
         }
         guard defaults.mayMultiplex(key), !knownKeys.contains(key) else { return }
         knownKeys.insert(key)
         if http2 { multiplexedKeys.insert(key) }
         keyEvents.append(.protocolLearned(key, multiplexes: http2))
+    }
+
+    /// curl put a transfer of a key that may multiplex on a connection (its pre-request callback, before
+    /// the request is sent on a new or reused connection): counted, and a probe that did not need a
+    /// connection of its own joined.
+    func noteAttached(_ context: TransferContext) {
+        guard !context.attached else { return }
+        context.attached = true
+        let key = context.transfer.request.poolKey
+        attachedTransfers[key, default: 0] += 1
+        if context.opensConnection, context.openedSocket { keyEvents.append(.connectionUp(key, opener: context.id)) }
+        if context.probes {
+            context.probes = false
+            keyEvents.append(.probeJoined(key))
+        }
+    }
+
+    /// A transfer counted by `noteAttached` ended.
+    func detach(_ context: TransferContext) {
+        context.attached = false
+        let key = context.transfer.request.poolKey
+        let left = (attachedTransfers[key] ?? 1) - 1
+        attachedTransfers[key] = left > 0 ? left : nil
     }
 
     func watch(socket: curl_socket_t, what: Int32, shard: Int) {
@@ -41,8 +64,17 @@ extension LoopThread {
         guard fd >= 0 else { return CURL_SOCKET_BAD }
         let key = context.transfer.request.poolKey
         context.openedSocket = true
-        if multiplexedKeys.contains(key) {
+        if context.probes {
+            // The connections were full: the probe opens the next one.
+            context.probes = false
+            context.opensConnection = true
+            keyEvents.append(.probeOpened(key, attached: attachedTransfers[key] ?? 0))
+        } else if multiplexedKeys.contains(key) {
             keyEvents.append(.connectionsChanged(key, unexpected: !context.opensConnection))
+        } else if let open = openSockets[key], open >= 1, !knownKeys.contains(key), firstOverflow[key] == nil,
+            defaults.mayMultiplex(key)
+        {
+            firstOverflow[key] = attachedTransfers[key] ?? 0
         }
         // Connecting means libcurl has loaded this transfer's host overrides into the shard's DNS cache.
         if defaults.resolveList != nil { context.shard.hasHostOverrides = true }

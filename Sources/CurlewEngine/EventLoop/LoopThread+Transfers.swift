@@ -56,14 +56,21 @@ extension LoopThread {
             let action = actions[index]
             index += 1
             switch action {
-            case .start(let id, let transfer, let shard, let timeout, let opensConnection):
-                start(id, transfer, shard: shard, timeout: timeout, opensConnection: opensConnection)
+            case .start(let id, let transfer, let shard, let timeout, let connection):
+                start(id, transfer, shard: shard, timeout: timeout, connection: connection)
             case .fail(let transfer, let reason):
                 count(reason)
                 transfer.finish(.failure(error(for: reason, transfer.request, shutdownReason: shutdownReason)))
             case .abort(let id, let transfer, let reason):
                 count(reason)
                 guard let context = takeContext(id) else { continue }
+                if context.attached {
+                    // libcurl 7.88 queues the RST_STREAM of an HTTP/2 stream ended early but sends it only
+                    // with the connection's next frames: on a connection this stream was the last to use,
+                    // the server would keep the stream open. Closing that connection ends it at once
+                    // (libcurl keeps a connection other streams still use).
+                    context.handle.set(CURLOPT_FORBID_REUSE, 1)
+                }
                 remove(context)
                 // A failure a callback recorded (a body that could not be rewound, a pause curl refused)
                 // explains the end better than the reason.
@@ -108,7 +115,7 @@ extension LoopThread {
     }
 
     /// Hands a transfer the machine admitted to curl, on the shard it chose.
-    private func start(_ id: TransferID, _ transfer: Transfer, shard index: Int, timeout: UInt64?, opensConnection: Bool) {
+    private func start(_ id: TransferID, _ transfer: Transfer, shard index: Int, timeout: UInt64?, connection: ConnectionRole) {
         while index >= shards.count {
             guard openShard() != nil else { break }
         }
@@ -120,7 +127,8 @@ extension LoopThread {
         let shard = shards[index]
         let context = TransferContext(
             id: id, transfer: transfer, handle: handle, shard: shard, configuration: configuration, counters: counters)
-        context.opensConnection = opensConnection
+        context.opensConnection = connection == .opens
+        context.probes = connection == .probes
         if let error = context.applyRequest(defaults: defaults, timeout: timeout) {
             recycle(context)
             _ = machine.startFailed(id, now: now, into: &actions)
@@ -206,8 +214,13 @@ extension LoopThread {
         if context.opensConnection {
             // Admitted to open a connection and ended before its response: let the next one try.
             context.opensConnection = false
-            keyEvents.append(.connectionReady(context.transfer.request.poolKey))
+            keyEvents.append(.connectionReady(context.transfer.request.poolKey, opener: context.id))
         }
+        if context.probes {
+            context.probes = false
+            keyEvents.append(.probeEnded(context.transfer.request.poolKey))
+        }
+        if context.attached { detach(context) }
         curl_multi_remove_handle(context.shard.multi, context.handle.raw)
         counters.connectionsOpened.add(context.connectionsOpened, ordering: .relaxed)
         recycle(context)

@@ -60,8 +60,23 @@ final class LoopThread {
         /// was not admitted to open one.
         case connectionsChanged(PoolKey, unexpected: Bool)
         /// A transfer admitted to open a connection got its response, or ended.
-        case connectionReady(PoolKey)
+        case connectionReady(PoolKey, opener: TransferID)
+        /// The connection a transfer was admitted to open is up (the transfer is about to send).
+        case connectionUp(PoolKey, opener: TransferID)
+        /// The key's probe joined a connection.
+        case probeJoined(PoolKey)
+        /// curl opened a connection for the key's probe, while `attached` transfers were on the
+        /// connections open before it.
+        case probeOpened(PoolKey, attached: Int)
+        /// The key's probe ended before curl placed it.
+        case probeEnded(PoolKey)
     }
+    /// Per multiplexing key, its transfers curl has put on a connection (its pre-request callback ran)
+    /// and that have not ended: what the connections carry, from which the server's stream limit shows.
+    @exclusivity(unchecked) var attachedTransfers: [PoolKey: Int] = [:]
+    /// Per key whose protocol is not known yet, the transfers on its first connection when curl first
+    /// opened another one: over HTTP/2, the server's stream limit (the first burst did not fit).
+    @exclusivity(unchecked) var firstOverflow: [PoolKey: Int] = [:]
     /// What callbacks learned about transfers (pauses, streamed heads), told to the machine once curl
     /// returns.
     @exclusivity(unchecked) var transferEvents: [TransferEvent] = []
@@ -289,13 +304,23 @@ final class LoopThread {
             switch event {
             case .protocolLearned(let key, let multiplexes):
                 machine.learnedProtocol(
-                    multiplexes: multiplexes, streams: max(1, configuration.maxConcurrentStreams),
-                    openConnections: openSockets[key] ?? 0, for: key, now: now, into: &actions)
+                    multiplexes: multiplexes, streamCap: max(1, configuration.maxConcurrentStreams),
+                    openConnections: openSockets[key] ?? 0, attached: attachedTransfers[key] ?? 0,
+                    overflow: firstOverflow.removeValue(forKey: key), for: key, now: now, into: &actions)
             case .connectionsChanged(let key, let unexpected):
                 machine.connectionsChanged(
-                    openConnections: openSockets[key] ?? 0, unexpected: unexpected, for: key, now: now, into: &actions)
-            case .connectionReady(let key):
-                machine.connectionReady(for: key, now: now, into: &actions)
+                    openConnections: openSockets[key] ?? 0, unexpected: unexpected, attached: attachedTransfers[key] ?? 0,
+                    for: key, now: now, into: &actions)
+            case .probeJoined(let key):
+                machine.probeJoined(for: key, now: now, into: &actions)
+            case .probeOpened(let key, let attached):
+                machine.probeOpened(attached: attached, openConnections: openSockets[key] ?? 0, for: key, now: now, into: &actions)
+            case .probeEnded(let key):
+                machine.probeEnded(for: key, now: now, into: &actions)
+            case .connectionReady(let key, let opener):
+                machine.connectionReady(for: key, opener: opener, now: now, into: &actions)
+            case .connectionUp(let key, let opener):
+                machine.connectionUp(for: key, opener: opener, now: now, into: &actions)
             }
         }
         performActions()

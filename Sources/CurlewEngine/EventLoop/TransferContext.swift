@@ -53,6 +53,12 @@ final class TransferContext {
     /// Whether the machine admitted this transfer to open a new connection for a multiplexing key
     /// (cleared once its response arrives).
     @exclusivity(unchecked) var opensConnection = false
+    /// Whether the machine admitted this transfer to probe for one stream more on a multiplexing key
+    /// (cleared once curl places it: on a connection, or on one it opens).
+    @exclusivity(unchecked) var probes = false
+    /// Whether curl has put this transfer on a connection of a key that may multiplex (counted in
+    /// `LoopThread.attachedTransfers` until it ends).
+    @exclusivity(unchecked) var attached = false
     /// How long the transfer waited between submission and its start.
     let queuedTime: Duration
     /// Where a call reporting progress is told of this transfer's counts (nil for nearly every transfer).

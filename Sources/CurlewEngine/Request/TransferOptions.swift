@@ -16,12 +16,19 @@ public struct TransferOptions: Sendable, Hashable {
         let requestCompression: RequestCompression?
         /// Where a call that reports progress is told how far its transfers came (compared by identity).
         let progressReporter: ProgressReporter?
+        /// libcurl's receive buffer for this transfer instead of the session's (event streams).
+        let receiveBufferSize: Int?
+        /// An event stream's attempt: no total timeout, not even the session's.
+        let eventStream: Bool
 
         init(
             connectTimeout: Duration?, idleTimeout: Duration?, maxResponseBodySize: Int?,
             clientIdentity: ClientIdentity?, pinnedPublicKeys: [String]?, unixSocketPath: String?, handlesCookies: Bool?,
-            requestCompression: RequestCompression?, progressReporter: ProgressReporter?
+            requestCompression: RequestCompression?, progressReporter: ProgressReporter?, receiveBufferSize: Int?,
+            eventStream: Bool
         ) {
+            self.receiveBufferSize = receiveBufferSize
+            self.eventStream = eventStream
             self.connectTimeout = connectTimeout
             self.idleTimeout = idleTimeout
             self.maxResponseBodySize = maxResponseBodySize
@@ -38,7 +45,8 @@ public struct TransferOptions: Sendable, Hashable {
                 && lhs.maxResponseBodySize == rhs.maxResponseBodySize && lhs.clientIdentity == rhs.clientIdentity
                 && lhs.pinnedPublicKeys == rhs.pinnedPublicKeys && lhs.unixSocketPath == rhs.unixSocketPath
                 && lhs.handlesCookies == rhs.handlesCookies && lhs.requestCompression == rhs.requestCompression
-                && lhs.progressReporter === rhs.progressReporter
+                && lhs.progressReporter === rhs.progressReporter && lhs.receiveBufferSize == rhs.receiveBufferSize
+                && lhs.eventStream == rhs.eventStream
         }
 
         func hash(into hasher: inout Hasher) {
@@ -51,6 +59,8 @@ public struct TransferOptions: Sendable, Hashable {
             hasher.combine(handlesCookies)
             hasher.combine(requestCompression)
             hasher.combine(progressReporter.map(ObjectIdentifier.init))
+            hasher.combine(receiveBufferSize)
+            hasher.combine(eventStream)
         }
     }
 
@@ -67,18 +77,20 @@ public struct TransferOptions: Sendable, Hashable {
         self.init(
             connectTimeout: connectTimeout, idleTimeout: idleTimeout, maxResponseBodySize: maxResponseBodySize,
             clientIdentity: clientIdentity, pinnedPublicKeys: pinnedPublicKeys, unixSocketPath: unixSocketPath,
-            handlesCookies: handlesCookies, requestCompression: requestCompression, progressReporter: nil)
+            handlesCookies: handlesCookies, requestCompression: requestCompression, progressReporter: nil,
+            receiveBufferSize: nil, eventStream: false)
     }
 
     private init(
         connectTimeout: Duration?, idleTimeout: Duration?, maxResponseBodySize: Int?, clientIdentity: ClientIdentity?,
         pinnedPublicKeys: [String]?, unixSocketPath: String?, handlesCookies: Bool?,
-        requestCompression: RequestCompression?, progressReporter: ProgressReporter?
+        requestCompression: RequestCompression?, progressReporter: ProgressReporter?, receiveBufferSize: Int?,
+        eventStream: Bool
     ) {
         let empty =
             connectTimeout == nil && idleTimeout == nil && maxResponseBodySize == nil && clientIdentity == nil
             && pinnedPublicKeys == nil && unixSocketPath == nil && handlesCookies == nil && requestCompression == nil
-            && progressReporter == nil
+            && progressReporter == nil && receiveBufferSize == nil && !eventStream
         storage =
             empty
             ? nil
@@ -86,7 +98,7 @@ public struct TransferOptions: Sendable, Hashable {
                 connectTimeout: connectTimeout, idleTimeout: idleTimeout, maxResponseBodySize: maxResponseBodySize,
                 clientIdentity: clientIdentity, pinnedPublicKeys: pinnedPublicKeys, unixSocketPath: unixSocketPath,
                 handlesCookies: handlesCookies, requestCompression: requestCompression,
-                progressReporter: progressReporter)
+                progressReporter: progressReporter, receiveBufferSize: receiveBufferSize, eventStream: eventStream)
     }
 
     /// Whether any setting is overridden.
@@ -147,11 +159,36 @@ public struct TransferOptions: Sendable, Hashable {
         set { update(progressReporter: .some(newValue)) }
     }
 
+    /// libcurl's receive buffer for this transfer instead of the session's
+    /// (``SessionConfiguration/receiveBufferSize``); set for event streams.
+    package var receiveBufferSize: Int? {
+        get { storage?.receiveBufferSize }
+        set { update(receiveBufferSize: .some(newValue)) }
+    }
+
+    /// The receive buffer of an event stream: most events are far smaller, and ten thousand idle streams
+    /// should not each hold the session's 64 KiB.
+    package static let eventStreamReceiveBufferSize = 16 * 1024
+
+    /// Whether these are an event stream's options: its transfers have no total timeout, not even the
+    /// session's (the idle timeout watches them).
+    package var eventStream: Bool { storage?.eventStream ?? false }
+
+    /// These options for an event stream: no total timeout, the given idle timeout unless one is set,
+    /// and the smaller receive buffer.
+    package func forEventStream(idleTimeout: Duration?) -> TransferOptions {
+        var options = self
+        if options.idleTimeout == nil, let idleTimeout { options.idleTimeout = idleTimeout }
+        if options.receiveBufferSize == nil { options.receiveBufferSize = Self.eventStreamReceiveBufferSize }
+        options.update(eventStream: true)
+        return options
+    }
+
     private mutating func update(
         connectTimeout: Duration?? = nil, idleTimeout: Duration?? = nil, maxResponseBodySize: Int?? = nil,
         clientIdentity: ClientIdentity?? = nil, pinnedPublicKeys: [String]?? = nil, unixSocketPath: String?? = nil,
         handlesCookies: Bool?? = nil, requestCompression: RequestCompression?? = nil,
-        progressReporter: ProgressReporter?? = nil
+        progressReporter: ProgressReporter?? = nil, receiveBufferSize: Int?? = nil, eventStream: Bool? = nil
     ) {
         self = TransferOptions(
             connectTimeout: connectTimeout ?? self.connectTimeout, idleTimeout: idleTimeout ?? self.idleTimeout,
@@ -160,6 +197,7 @@ public struct TransferOptions: Sendable, Hashable {
             pinnedPublicKeys: pinnedPublicKeys ?? self.pinnedPublicKeys,
             unixSocketPath: unixSocketPath ?? self.unixSocketPath, handlesCookies: handlesCookies ?? self.handlesCookies,
             requestCompression: requestCompression ?? self.requestCompression,
-            progressReporter: progressReporter ?? self.progressReporter)
+            progressReporter: progressReporter ?? self.progressReporter,
+            receiveBufferSize: receiveBufferSize ?? self.receiveBufferSize, eventStream: eventStream ?? self.eventStream)
     }
 }

@@ -16,10 +16,12 @@ extension CurlSession {
         if producer == nil, let source = body?.trailerSource {
             trailers = try await Self.trailers(from: source, for: request)
         }
+        // A request with its own receive buffer (an event stream) also holds less unread.
+        let receiveBuffer = request.options.receiveBufferSize
         return TransferStreams(
             response: streamedResponse ? ResponseStream(
-                    highWater: configuration.streamBufferSize,
-                    chunkLimit: min(max(configuration.receiveBufferSize, 1024), 10 * 1024 * 1024)) : nil,
+                    highWater: receiveBuffer.map { min(configuration.streamBufferSize, 4 * $0) } ?? configuration.streamBufferSize,
+                    chunkLimit: min(max(receiveBuffer ?? configuration.receiveBufferSize, 1024), 10 * 1024 * 1024)) : nil,
             request: producer.map { RequestStream(length: $0.length, highWater: configuration.requestBodyBufferSize) },
             requestReplayable: producer?.replayable ?? true, trailers: trailers, sendsTrailers: sendsTrailers)
     }

@@ -45,7 +45,8 @@ extension CurlSession {
     ) async throws -> Return {
         let started = MonotonicClock.now()
         let request = try request.applyingCompression()
-        let sessionTotal = sessionTotalTimeout ? configuration.totalTimeout : nil
+        // Event streams have none: they are meant to last, and the idle timeout watches them.
+        let sessionTotal = sessionTotalTimeout && !request.options.eventStream ? configuration.totalTimeout : nil
         let total = request.timeout.map { UInt64(max(1, $0.nanoseconds)) } ?? sessionTotal.map {
             UInt64(max(1, $0.nanoseconds))
         }
@@ -127,7 +128,7 @@ extension CurlSession {
         }
         let loop = self.loop
         let automaticDecompression = configuration.automaticDecompression
-        let outputChunk = configuration.receiveBufferSize
+        let outputChunk = prepared.request.options.receiveBufferSize ?? configuration.receiveBufferSize
         return try await withExchange(
             prepared, streams: streams, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted,
             isolation: isolation

@@ -39,16 +39,20 @@ public struct SessionConfiguration: Sendable {
     /// Which HTTP versions are used. Default ``HTTPVersionPolicy/automatic``: HTTP/2 over TLS when the
     /// server offers it, HTTP/1.1 otherwise.
     public var httpVersion: HTTPVersionPolicy = .automatic
-    /// Most requests one HTTP/2 connection carries at once. Default 250: 500 concurrent requests to one
-    /// host then share two connections (libcurl's own default of 100 would need five).
+    /// Most requests one HTTP/2 connection carries at once. Default 256; libcurl uses the lower of this
+    /// and the server's `SETTINGS_MAX_CONCURRENT_STREAMS`.
     ///
-    /// Over HTTP/2 the per-host limit counts connections of this many streams each, once the host has
-    /// answered over HTTP/2 (until then at most 100 requests go, sharing the first connection), and the
-    /// engine opens further connections one at a time as earlier ones fill. A server that allows fewer
-    /// streams than this makes libcurl open a connection for each request that does not fit; the engine
-    /// then lowers its figure for that host to what fitted. Set this to your servers' limit (nginx: 128,
-    /// many load balancers: 100 or 128) to avoid that first burst of extra connections.
-    public var maxConcurrentStreams: Int = 250
+    /// Over HTTP/2 the per-host limit counts connections, not requests. Until a host has answered, at
+    /// most 100 requests go to it, sharing the first connection. Then the engine finds the server's
+    /// limit, which libcurl does not report: it admits one request more than the connection is known to
+    /// carry at a time, and either libcurl puts it on the connection (the limit is higher) or opens a new
+    /// connection for it (the limit is what the connection carries), up to this cap. Further connections
+    /// open one at a time as earlier ones fill; each takes up to 100 streams as soon as it is up, the rest
+    /// of its share once its first response has arrived. 500 requests to a cold host that allows 100,
+    /// 128 or 256 streams use 5, 4 and 2 connections. A server that allows fewer than 100 (RFC 9113
+    /// recommends at least 100) refuses part of a cold host's first burst, which libcurl sends before the
+    /// server's settings arrive; libcurl sends each refused request again on a new connection.
+    public var maxConcurrentStreams: Int = 256
     /// TLS: trusted certificate authorities, pins, client certificate, minimum version, resumption.
     public var tls = TLSConfiguration()
     /// Whether and where cookies are kept. Default ``CookieStorage/disabled``.

@@ -1,5 +1,18 @@
 // Curlew — who may start now: per-key limits, FIFO queues and connection accounting.
 
+/// What a transfer that starts does about connections.
+enum ConnectionRole: Equatable {
+    /// Joins a connection with a free stream, or is one transfer of its own connection (HTTP/1.1).
+    case joins
+    /// Opens the key's next connection (the one opener the key may have pending).
+    case opens
+    /// Finds out whether the key's connections, full as far as the engine knows, take one stream
+    /// more: the server's stream limit is not known yet. curl either puts it on a connection (the
+    /// limit is higher: `AdmissionTable.probeJoined(at:)`) or opens a connection for it (the limit
+    /// is what the connections carry: `AdmissionTable.probeOpened`).
+    case probes
+}
+
 /// The admission half of ``TransferStateMachine``: for each pool key its waiting transfers (FIFO), how
 /// many run and how they use connections, and which key's transfer starts next when room frees.
 ///
@@ -14,13 +27,18 @@ struct AdmissionTable<Key: Hashable> {
         /// ``AdmissionTable/firstBurst`` of them, which HTTP/2 allows on a connection before the
         /// server's settings arrive.
         case unknown
-        /// Multiplexes (HTTP/2) this many streams per connection.
+        /// Multiplexes (HTTP/2) this many streams per connection: the server's limit once known, else
+        /// as many as have been seen to fit (see ``ConnectionRole/probes``).
         case multiplexed(streams: Int)
     }
+
 
     /// Transfers admitted to a key whose protocol is not known yet: what one HTTP/2 connection carries
     /// before the server's settings arrive (RFC 9113 recommends servers allow at least 100).
     static var firstBurst: Int { 100 }
+
+    /// The streams libcurl 7.88 lets a new HTTP/2 connection carry until the server's settings arrive.
+    static var streamsBeforeSettings: Int { 100 }
 
     private struct KeyState {
         let key: Key
@@ -36,11 +54,32 @@ struct AdmissionTable<Key: Hashable> {
         /// ready, since libcurl 7.88 makes every transfer that finds the others full and this one still
         /// connecting open a connection of its own.
         var connectionsBeforeOpener = 0
+        /// The pending opener's connection is up (its first transfer is about to send): before the
+        /// server's settings arrive, libcurl lets it carry ``AdmissionTable/streamsBeforeSettings``.
+        var openerUp = false
+        /// The pending opener (or probe): events about an earlier one are ignored.
+        var opener: TransferID?
 
         /// The connections new streams may join: those open, less one the pending opener is setting up.
         var usableConnections: Int {
             openerPending ? min(openConnections, connectionsBeforeOpener) : openConnections
         }
+
+        /// The streams the key's connections may carry now: `streams` on each usable connection, and what
+        /// libcurl allows on the pending opener's connection once it is up.
+        func capacity(streams: Int) -> Int {
+            usableConnections * streams
+                + (openerPending && openerUp ? min(streams, AdmissionTable.streamsBeforeSettings) : 0)
+        }
+        /// Whether a multiplexing key's `streams` is the server's limit (or the client's cap), rather
+        /// than as many as have been seen to fit.
+        var limitKnown = false
+        /// The client's cap on streams per connection (`CURLMOPT_MAX_CONCURRENT_STREAMS`).
+        var streamCap = 1
+        /// A probe has started and curl has not yet placed it; `probeTainted`: a stream of the key ended
+        /// meanwhile, so a probe that joins may have taken that stream rather than one more.
+        var probePending = false
+        var probeTainted = false
         /// What this key adds to `connections` (the total limit's count).
         var counted = 0
         /// The shard this key's transfers use when they may not spread; -1 until first needed.
@@ -112,22 +151,33 @@ struct AdmissionTable<Key: Hashable> {
         keys[index].queued == 0 && keyHasRoom(index) && totalHasRoom(for: index)
     }
 
-    /// A transfer of the key starts. Returns whether it must open a new connection of a multiplexing
-    /// key (it then is the one opener the key may have pending).
-    mutating func started(_ index: Int) -> Bool {
-        var opensConnection = false
+    /// A transfer of the key starts. Returns what it does about connections: for a multiplexing key
+    /// whose connections are full, it opens the next one (the one opener the key may have pending) or,
+    /// while the server's limit is not known, probes for one stream more.
+    mutating func started(_ index: Int, id: TransferID) -> ConnectionRole {
+        var role = ConnectionRole.joins
         if case .multiplexed = keys[index].mode, needsNewConnection(index) {
-            opensConnection = true
-            keys[index].openerPending = true
-            keys[index].connectionsBeforeOpener = keys[index].openConnections
+            if keys[index].limitKnown {
+                role = .opens
+                keys[index].openerPending = true
+                keys[index].openerUp = false
+                keys[index].opener = id
+                keys[index].connectionsBeforeOpener = keys[index].openConnections
+            } else {
+                role = .probes
+                keys[index].opener = id
+                keys[index].probePending = true
+                keys[index].probeTainted = false
+            }
         }
         keys[index].running += 1
         recount(index)
-        return opensConnection
+        return role
     }
 
     /// A running transfer of the key ended; the key's next waiting transfer may become ready.
     mutating func released(_ index: Int, stillWaiting: (TransferID) -> UInt64?) {
+        if keys[index].probePending { keys[index].probeTainted = true }
         keys[index].running -= 1
         recount(index)
         listIfReady(index, stillWaiting: stillWaiting)
@@ -196,30 +246,103 @@ struct AdmissionTable<Key: Hashable> {
 
     /// The key's first response told its protocol (see ``TransferStateMachine/learnedProtocol``).
     /// Returns false when there was nothing to learn.
-    mutating func learnedProtocol(multiplexes: Bool, streams: Int, openConnections: Int, at index: Int) -> Bool {
+    ///
+    /// Over HTTP/2 the streams per connection start at what the first connection carries now (the
+    /// transfers admitted while the protocol was unknown all wait for it), or, when curl already had to
+    /// open more connections (the server allows fewer), what the first carried then (`overflow`);
+    /// further streams are probed for one at a time up to `streamCap`.
+    mutating func learnedProtocol(
+        multiplexes: Bool, streamCap: Int, openConnections: Int, attached: Int, overflow: Int? = nil, at index: Int
+    ) -> Bool {
         guard keys[index].mode == .unknown else { return false }
-        keys[index].mode = multiplexes ? .multiplexed(streams: max(1, streams)) : .single
+        let cap = max(1, streamCap)
+        keys[index].streamCap = cap
+        if multiplexes {
+            let open = max(1, openConnections)
+            // The first burst overflowed the first connection: what it held then is the server's limit.
+            let carried = overflow ?? (open == 1 ? keys[index].running : attached / open)
+            let streams = max(1, min(cap, carried))
+            keys[index].mode = .multiplexed(streams: streams)
+            keys[index].limitKnown = streams >= cap || overflow != nil || open > 1
+        } else {
+            keys[index].mode = .single
+        }
         keys[index].openConnections = max(1, openConnections)
         recount(index)
         return true
     }
 
     /// A multiplexing key's connections changed (see ``TransferStateMachine/connectionsChanged``).
-    mutating func connectionsChanged(openConnections: Int, unexpected: Bool, at index: Int) -> Bool {
+    /// `unexpected`: curl opened one for a transfer that was not admitted to: the connections were full
+    /// at fewer streams than assumed, and the `attached` transfers on them show the server's limit.
+    mutating func connectionsChanged(openConnections: Int, unexpected: Bool, attached: Int, at index: Int) -> Bool {
         guard case .multiplexed(let streams) = keys[index].mode else { return false }
         if unexpected, keys[index].openConnections > 0 {
-            let fitted = (keys[index].running - 1) / keys[index].openConnections
+            let fitted = attached / max(1, keys[index].usableConnections)
             keys[index].mode = .multiplexed(streams: max(1, min(streams, fitted)))
+            keys[index].limitKnown = true
         }
         keys[index].openConnections = openConnections
         recount(index)
         return true
     }
 
+    /// The pending probe joined a connection: the connections take one stream more than assumed (unless
+    /// a stream ended meanwhile, which the probe may have taken). Returns false when nothing changed.
+    mutating func probeJoined(at index: Int) -> Bool {
+        guard keys[index].probePending, case .multiplexed(let streams) = keys[index].mode else { return false }
+        keys[index].probePending = false
+        if !keys[index].probeTainted {
+            let raised = min(streams + 1, keys[index].streamCap)
+            keys[index].mode = .multiplexed(streams: raised)
+            if raised >= keys[index].streamCap { keys[index].limitKnown = true }
+        }
+        return true
+    }
+
+    /// curl opened a connection for the pending probe: the connections were full, so the server's limit
+    /// is what they carry (`attached` transfers over the connections open before it). The probe is the
+    /// key's pending opener from now on.
+    mutating func probeOpened(attached: Int, openConnections: Int, at index: Int) -> Bool {
+        guard keys[index].probePending, case .multiplexed(let streams) = keys[index].mode else { return false }
+        keys[index].probePending = false
+        let before = max(1, keys[index].openConnections)
+        let fitted = max(1, min(keys[index].streamCap, attached / before))
+        keys[index].mode = .multiplexed(streams: keys[index].probeTainted ? min(streams, fitted) : fitted)
+        keys[index].limitKnown = true
+        keys[index].openerPending = true
+        keys[index].openerUp = false
+        keys[index].connectionsBeforeOpener = keys[index].openConnections
+        keys[index].openConnections = openConnections
+        recount(index)
+        return true
+    }
+
+    /// The pending probe ended before curl placed it; the next one may try.
+    mutating func probeEnded(at index: Int) -> Bool {
+        guard keys[index].probePending else { return false }
+        keys[index].probePending = false
+        return true
+    }
+
     /// The key's pending opener is done (see ``TransferStateMachine/connectionReady``).
-    mutating func connectionReady(at index: Int) -> Bool {
-        guard keys[index].openerPending else { return false }
+    mutating func connectionReady(at index: Int, opener: TransferID?) -> Bool {
+        guard keys[index].openerPending, opener == nil || opener == keys[index].opener else { return false }
         keys[index].openerPending = false
+        keys[index].openerUp = false
+        return true
+    }
+
+    /// The pending opener's connection is up: it may carry streams before its first response (what
+    /// libcurl allows before the server's settings arrive, at most the key's streams). It stays the
+    /// pending opener until that response: a further opener could otherwise be put on this connection
+    /// by libcurl, still counting on its default, and be refused by the server. Returns false when
+    /// nothing changed.
+    mutating func connectionUp(at index: Int, opener: TransferID) -> Bool {
+        guard keys[index].openerPending, !keys[index].openerUp, opener == keys[index].opener,
+            case .multiplexed = keys[index].mode
+        else { return false }
+        keys[index].openerUp = true
         return true
     }
 
@@ -231,6 +354,8 @@ struct AdmissionTable<Key: Hashable> {
             keys[index].running = 0
             keys[index].counted = 0
             keys[index].openerPending = false
+            keys[index].openerUp = false
+            keys[index].probePending = false
             keys[index].listed = false
         }
         connections = 0
@@ -241,8 +366,8 @@ struct AdmissionTable<Key: Hashable> {
     // MARK: Rules
 
     /// Whether one more transfer fits the key's own limit: `perKey` connections; over HTTP/2 of `streams`
-    /// each, opening one new connection at a time (libcurl 7.88 would otherwise open a connection for
-    /// every transfer that finds the others full).
+    /// each, opening one new connection (or probing for one stream more) at a time: libcurl 7.88 would
+    /// otherwise open a connection for every transfer that finds the others full.
     private func keyHasRoom(_ index: Int) -> Bool {
         let state = keys[index]
         switch state.mode {
@@ -251,22 +376,30 @@ struct AdmissionTable<Key: Hashable> {
         case .unknown:
             return state.running < (perKey == 0 ? Self.firstBurst : min(perKey, Self.firstBurst))
         case .multiplexed(let streams):
-            if state.running < state.usableConnections * streams { return true }
-            return !state.openerPending && (perKey == 0 || state.openConnections < perKey)
+            if state.running < state.capacity(streams: streams) { return true }
+            return !state.openerPending && !state.probePending && (perKey == 0 || state.openConnections < perKey)
         }
     }
 
     /// Whether one more transfer of the key fits the total limit: it does when it joins a connection of
-    /// the key that has a free stream, or when another connection may be opened.
+    /// the key that has a free stream, when another connection may be opened, or when it probes.
     private func totalHasRoom(for index: Int) -> Bool {
-        total == 0 || !needsNewConnection(index) || connections < total
+        total == 0 || !needsNewConnection(index) || connections < total || probes(index)
+    }
+
+    /// Whether the key's next transfer would probe for one stream more. A probe goes even when the total
+    /// limit is reached: it most often joins a connection, and when it does need one of its own, libcurl
+    /// (which has the total limit as a backstop) holds it until a connection closes.
+    private func probes(_ index: Int) -> Bool {
+        guard case .multiplexed = keys[index].mode else { return false }
+        return !keys[index].limitKnown && keys[index].openConnections > 0
     }
 
     /// Whether one more transfer of the key needs a connection of its own.
     private func needsNewConnection(_ index: Int) -> Bool {
         switch keys[index].mode {
         case .single, .unknown: true
-        case .multiplexed(let streams): keys[index].running >= keys[index].usableConnections * streams
+        case .multiplexed(let streams): keys[index].running >= keys[index].capacity(streams: streams)
         }
     }
 

@@ -24,9 +24,10 @@ enum EndReason: Hashable, Sendable {
 /// What the loop thread must do after an event.
 enum LoopAction<Payload>: CustomStringConvertible {
     /// Hand the transfer to curl on `shard` (open that shard first when it is new); `timeout` is left of
-    /// the total timeout, in nanoseconds. `opensConnection`: the transfer was admitted to open a new
-    /// connection for a multiplexing key (see ``TransferStateMachine/connectionReady(for:now:into:)``).
-    case start(TransferID, Payload, shard: Int, timeout: UInt64?, opensConnection: Bool)
+    /// the total timeout, in nanoseconds. `connection`: whether it was admitted to open a new connection
+    /// for a multiplexing key (see ``TransferStateMachine/connectionReady(for:now:into:)``) or to probe for
+    /// one stream more.
+    case start(TransferID, Payload, shard: Int, timeout: UInt64?, connection: ConnectionRole)
     /// End a transfer curl never saw: resume its caller with the reason.
     case fail(Payload, EndReason)
     /// End a transfer curl is running: take it out of curl, then resume its caller with the reason.
@@ -40,8 +41,9 @@ enum LoopAction<Payload>: CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .start(let id, _, let shard, let timeout, let opens):
-            "start \(id) shard \(shard) timeout \(timeout.map(String.init) ?? "none")" + (opens ? " opens" : "")
+        case .start(let id, _, let shard, let timeout, let connection):
+            "start \(id) shard \(shard) timeout \(timeout.map(String.init) ?? "none")"
+                + (connection == .opens ? " opens" : connection == .probes ? " probes" : "")
         case .fail(_, let reason): "fail \(reason)"
         case .abort(let id, _, let reason): "abort \(id) \(reason)"
         case .setPause(let id, let receive, let send): "setPause \(id) receive \(receive) send \(send)"

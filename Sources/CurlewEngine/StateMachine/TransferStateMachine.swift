@@ -252,7 +252,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         let key = slots[slot].key
         let shard = spreadable ? spreadShard() : homeShard(of: key)
         slots[slot].phase = .running(shard: shard)
-        let opensConnection = admission.started(key)
+        let connection = admission.started(key, id: id)
         running += 1
         shardRunning[shard] += 1
         if let idle = slots[slot].idleTimeout {
@@ -261,7 +261,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         }
         let timeout = slots[slot].totalDeadline.map { $0 > now ? $0 - now : 1 }
         guard let payload = payloads[slot] else { return }
-        actions.append(.start(id, payload, shard: shard, timeout: timeout, opensConnection: opensConnection))
+        actions.append(.start(id, payload, shard: shard, timeout: timeout, connection: connection))
     }
 
     /// The first shard with room, or a new one.

@@ -4,7 +4,8 @@
 /// capped at ``cap``, with full jitter (a uniformly random wait between zero and that bound), so that
 /// clients that failed together do not come back together.
 ///
-/// Retries (``RetryMiddleware``) and reconnecting event streams share it; ``BackoffState`` counts the
+/// Retries (the Curlew module's `RetryMiddleware`) and reconnecting event streams (``EventStreamPolicy``)
+/// share it; ``BackoffState`` counts the
 /// failures and forgets them after a healthy period (``resetAfter``).
 public struct Backoff: Sendable, Hashable {
     /// Whether the wait is randomised.

@@ -1,0 +1,244 @@
+// Curlew — an event stream as its reader sees it: one connection attempt after another, each handing
+// its bytes to the parser on the reading task, with the waits, statuses and failures of reconnection.
+
+import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The state of one iteration of an event stream; used only by the task that iterates it.
+package final class EventStreamReader {
+    private let connector: EventStreamConnector
+    private let policy: EventStreamPolicy
+    private var parser: EventStreamParser
+    private var events: [ServerSentEvent] = []
+    private var delivered = 0
+    /// The running attempt: its channel and the task that holds its connection.
+    private var channel: EventStreamChannel?
+    private var producer: Task<Void, Never>?
+    /// Attempts opened so far.
+    private var attempts = 0
+    /// When the running attempt's head was accepted (nil: not accepted).
+    private var acceptedAt: ContinuousClock.Instant?
+    /// Failed attempts since the last accepted head.
+    private var consecutiveFailures = 0
+    private var backoff: BackoffState
+    /// The wait before the next attempt.
+    private var wait: Duration = .zero
+    private var finished = false
+
+    package init(connector: EventStreamConnector, policy: EventStreamPolicy, lastEventID: String) {
+        self.connector = connector
+        self.policy = policy
+        parser = EventStreamParser(maxLineLength: policy.maxLineLength, maxEventSize: policy.maxEventSize)
+        parser.lastEventID = lastEventID
+        backoff = BackoffState(policy.backoff)
+    }
+
+    deinit {
+        channel?.close()
+        producer?.cancel()
+    }
+
+    /// The id a reconnection would send now.
+    package var lastEventID: String { parser.lastEventID }
+
+    /// The next event; nil when the stream ended for good. Throws ``EventStreamError``, or what the
+    /// connector threw that is not a transport failure it may reconnect after.
+    package nonisolated(nonsending) func next() async throws -> ServerSentEvent? {
+        while true {
+            if delivered < events.count {
+                let event = events[delivered]
+                delivered += 1
+                if delivered == events.count {
+                    events.removeAll(keepingCapacity: true)
+                    delivered = 0
+                }
+                return event
+            }
+            if finished {
+                guard let error = pendingFailure else { return nil }
+                pendingFailure = nil
+                throw error
+            }
+            let channel: EventStreamChannel
+            if let running = self.channel { channel = running } else { channel = try await open() }
+            let item = await withTaskCancellationHandler {
+                await channel.receive()
+            } onCancel: {
+                channel.close()
+            }
+            switch item {
+            case nil:
+                throw fail(EventStreamError.transport(cancellation()))
+            case .head(let head)?:
+                try accept(head)
+            case .bytes(let chunk)?:
+                do throws(EventStreamError) {
+                    try parser.parse(chunk, into: &events)
+                } catch {
+                    // Events complete before the bad line are still delivered; the error comes after them.
+                    pendingFailure = error
+                    endAttempt()
+                    finished = true
+                }
+            case .end?:
+                parser.finish()
+                endAttempt()
+                guard policy.reconnects, connector.mayReconnect else {
+                    finished = true
+                    continue
+                }
+                scheduleReconnect(failed: acceptedBefore == nil)
+            case .failed(let error)?:
+                parser.finish()
+                endAttempt()
+                try reconnect(after: error)
+            }
+        }
+    }
+
+    /// A failure found while events before it were still waiting to be delivered.
+    private var pendingFailure: EventStreamError?
+    /// `acceptedAt` of the attempt that just ended.
+    private var acceptedBefore: ContinuousClock.Instant?
+
+    // MARK: Attempts
+
+    /// Waits the reconnection time (not before the first attempt), then starts the next attempt.
+    private nonisolated(nonsending) func open() async throws -> EventStreamChannel {
+        if attempts > 0, wait > .zero {
+            do {
+                try await Task.sleep(for: wait)
+            } catch {
+                throw fail(EventStreamError.transport(cancellation()))
+            }
+        }
+        if Task.isCancelled { throw fail(EventStreamError.transport(cancellation())) }
+        let channel = EventStreamChannel()
+        let attempt = attempts
+        let lastEventID = parser.lastEventID
+        let connector = connector
+        attempts += 1
+        acceptedAt = nil
+        self.channel = channel
+        producer = Task {
+            do {
+                try await connector.connect(attempt, lastEventID) { head, body in
+                    guard await channel.send(.head(head)) else { return }
+                    var iterator = body.makeAsyncIterator()
+                    while let chunk = try await iterator.next() {
+                        guard await channel.send(.bytes(chunk)) else { return }
+                    }
+                    _ = await channel.send(.end)
+                }
+            } catch {
+                _ = await channel.send(.failed(error))
+            }
+        }
+        return channel
+    }
+
+    /// Decides on an attempt's head: read it, reconnect after it, or fail.
+    private func accept(_ head: ResponseHead) throws {
+        if EventStreamRequest.isEventStream(head) {
+            acceptedAt = .now
+            consecutiveFailures = 0
+            backoff.succeeded(at: .now)
+            return
+        }
+        endAttempt()
+        let status = head.status.code
+        if status == 204 { throw fail(EventStreamError.noContent) }
+        if status == 200 { throw fail(EventStreamError.unexpectedContentType(head.headerFields[.contentType])) }
+        guard policy.retryableStatuses.contains(status), policy.reconnects, connector.mayReconnect else {
+            throw fail(EventStreamError.unexpectedStatus(status))
+        }
+        try countFailure(EventStreamError.unexpectedStatus(status))
+        scheduleReconnect(failed: true)
+        if let value = head.headerFields[.retryAfter], let asked = RetryAfter.delay(value, now: Date()) {
+            wait = max(wait, min(asked, EventStreamParser.maximumReconnectionTime))
+        }
+    }
+
+    /// After a failed attempt: reconnects when the failure is a transport one worth another attempt.
+    private func reconnect(after error: any Error) throws {
+        guard policy.reconnects, connector.mayReconnect, let transport = connector.transportError(error),
+            Self.mayReconnect(after: transport.code)
+        else {
+            if let error = error as? EventStreamError { throw fail(error) }
+            if let transport = error as? TransportError { throw fail(EventStreamError.transport(transport)) }
+            finished = true
+            throw error
+        }
+        // A connection lost after a working stream is the stream's end, not a failed attempt.
+        if acceptedBefore == nil { try countFailure(error) }
+        scheduleReconnect(failed: acceptedBefore == nil)
+    }
+
+    /// Counts a failed attempt; throws `error` when the policy allows no more.
+    private func countFailure(_ error: any Error) throws {
+        consecutiveFailures += 1
+        if let limit = policy.maxConsecutiveFailures, consecutiveFailures >= limit {
+            if let error = error as? EventStreamError { throw fail(error) }
+            if let transport = error as? TransportError { throw fail(EventStreamError.transport(transport)) }
+            finished = true
+            throw error
+        }
+    }
+
+    /// Sets the wait before the next attempt: the server's `retry` (else the policy's time), plus the
+    /// backoff after a failed attempt (one whose head was not accepted). The backoff's count of failures
+    /// is forgotten once a stream has worked for its healthy period.
+    private func scheduleReconnect(failed: Bool) {
+        let base = parser.reconnectionTime ?? policy.reconnectionTime
+        wait = failed ? base + backoff.failed(at: .now, random: Double.random(in: 0..<1)) : base
+    }
+
+    /// Ends the stream: its connection is closed, and `next()` returns nil from now on.
+    package func close() {
+        endAttempt()
+        finished = true
+        events.removeAll()
+        delivered = 0
+        pendingFailure = nil
+    }
+
+    /// Ends the running attempt: its connection is closed unless it already ended.
+    private func endAttempt() {
+        acceptedBefore = acceptedAt
+        acceptedAt = nil
+        channel?.close()
+        channel = nil
+        producer?.cancel()
+        producer = nil
+    }
+
+    /// Ends the stream for good with `error`.
+    private func fail(_ error: EventStreamError) -> EventStreamError {
+        endAttempt()
+        finished = true
+        events.removeAll()
+        delivered = 0
+        return error
+    }
+
+    private func cancellation() -> TransportError {
+        TransportError(.cancelled, message: "the task reading the event stream was cancelled")
+    }
+
+    /// Transport failures after which a new connection may work: the connection, not the request,
+    /// failed.
+    static func mayReconnect(after code: TransportError.Code) -> Bool {
+        switch code {
+        case .connectionClosed, .connectionReset, .timedOut, .cannotConnect, .dnsFailure, .streamReset,
+            .http2ConnectionFailed, .invalidResponse:
+            true
+        default:
+            false
+        }
+    }
+}

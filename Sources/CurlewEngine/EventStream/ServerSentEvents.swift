@@ -1,0 +1,107 @@
+// Curlew — a request's server-sent events as an AsyncSequence, reconnecting as the specification says.
+
+/// The events of an event stream, in order, across reconnections.
+///
+/// Made by ``CurlSession/events(for:lastEventID:policy:reconnectRequest:)``. Each iteration opens its
+/// own connection when it asks for its first event; events are parsed on the iterating task. Ending
+/// the iteration early (leaving the loop) or cancelling the iterating task closes the connection at
+/// once; cancellation throws ``EventStreamError/transport(_:)`` with the code
+/// ``TransportError/Code-swift.struct/cancelled``.
+public struct ServerSentEvents: AsyncSequence, Sendable {
+    public typealias Element = ServerSentEvent
+    public typealias Failure = EventStreamError
+
+    let connector: EventStreamConnector
+    let policy: EventStreamPolicy
+    let lastEventID: String
+
+    package init(connector: EventStreamConnector, policy: EventStreamPolicy, lastEventID: String) {
+        self.connector = connector
+        self.policy = policy
+        self.lastEventID = lastEventID
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(reader: EventStreamReader(connector: connector, policy: policy, lastEventID: lastEventID))
+    }
+
+    /// Reads the events, reconnecting when the stream ends or its connection fails.
+    public struct Iterator: AsyncIteratorProtocol {
+        let reader: EventStreamReader
+
+        /// The id sent as `Last-Event-ID` if the stream reconnected now: the last `id` field's value.
+        public var lastEventID: String { reader.lastEventID }
+
+        /// The next event; nil when the stream has ended and does not reconnect.
+        ///
+        /// - Throws: ``EventStreamError``: the server's answer ended the stream (204, another status or
+        ///   content type), a line or event was too large, or a transport failure was not reconnected
+        ///   after (including cancellation).
+        public mutating func next() async throws(EventStreamError) -> ServerSentEvent? {
+            do {
+                return try await reader.next()
+            } catch {
+                throw Self.eventStreamError(error)
+            }
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(EventStreamError) -> ServerSentEvent? {
+            do {
+                return try await reader.next()
+            } catch {
+                throw Self.eventStreamError(error)
+            }
+        }
+
+        static func eventStreamError(_ error: any Error) -> EventStreamError {
+            switch error {
+            case let error as EventStreamError: error
+            case let error as TransportError: .transport(error)
+            default: .transport(TransportError(.curl, message: "the event stream failed: \(error)"))
+            }
+        }
+    }
+}
+
+extension CurlSession {
+    /// The server-sent events of `request`, reconnecting after the stream ends or its connection fails
+    /// as the WHATWG specification says.
+    ///
+    /// Each attempt sends `Accept: text/event-stream` (unless the request names another type),
+    /// `Cache-Control: no-cache` and, once an `id` has been received (or `lastEventID` is given),
+    /// `Last-Event-ID`. There is no total timeout; the policy's idle timeout drops a connection that
+    /// has been silent too long, and the stream reconnects.
+    ///
+    /// ```swift
+    /// for try await event in session.events(for: TransportRequest(url: "https://example.com/feed")) {
+    ///     logger.info("\(event.type): \(event.data)")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - request: The first attempt's request.
+    ///   - lastEventID: The id to resume after ("" for none).
+    ///   - policy: How the stream reconnects and what it tolerates.
+    ///   - reconnectRequest: The request of each later attempt, given the last event id; nil sends
+    ///     `request` again, which must then have a body that can be sent again
+    ///     (``RequestBody/isReplayable``), else the stream fails with
+    ///     ``EventStreamError/bodyNotReplayable``.
+    public nonisolated func events(
+        for request: TransportRequest, lastEventID: String = "", policy: EventStreamPolicy = .default,
+        reconnectRequest: (@Sendable (_ lastEventID: String) -> TransportRequest)? = nil
+    ) -> ServerSentEvents {
+        let connector = EventStreamConnector { [self] attempt, lastEventID, receive in
+            var next = request
+            if attempt > 0 {
+                if let reconnectRequest {
+                    next = reconnectRequest(lastEventID)
+                } else if let body = request.body, !body.isReplayable {
+                    throw EventStreamError.bodyNotReplayable
+                }
+            }
+            let wire = EventStreamRequest.prepare(next, lastEventID: lastEventID, policy: policy)
+            try await perform(wire) { head, body in try await receive(head, body) }
+        }
+        return ServerSentEvents(connector: connector, policy: policy, lastEventID: lastEventID)
+    }
+}

@@ -1,0 +1,49 @@
+// Curlew — reading an event stream in a test: up to a number of events or its end, within a bound.
+
+import CurlewEngine
+
+/// What reading an event stream gave: its events, and how the reading stopped.
+package struct EventStreamReading<Element: Sendable>: Sendable {
+    /// The events read, in order.
+    package var events: [Element] = []
+    /// Whether the sequence ended (returned nil).
+    package var ended = false
+    /// What the sequence threw, if it did (the cancellation that ``timedOut`` causes included).
+    package var error: (any Error)?
+    /// Whether the bound passed first and the reading task was cancelled.
+    package var timedOut = false
+}
+
+/// Reads `events` until `count` events arrived (then leaves the iteration, which closes the stream),
+/// the sequence ended or threw, or `seconds` passed (then cancels the reading task). The bound only
+/// matters when a test fails.
+package func readEvents<Events: AsyncSequence & Sendable>(
+    _ events: Events, count: Int? = nil, within seconds: Double = 20
+) async -> EventStreamReading<Events.Element> where Events.Element: Sendable {
+    let reading = Task { () -> EventStreamReading<Events.Element> in
+        var reading = EventStreamReading<Events.Element>()
+        var iterator = events.makeAsyncIterator()
+        do {
+            while count.map({ reading.events.count < $0 }) ?? true {
+                guard let event = try await iterator.next() else {
+                    reading.ended = true
+                    break
+                }
+                reading.events.append(event)
+            }
+        } catch {
+            reading.error = error
+        }
+        return reading
+    }
+    let fired = Locked(false)
+    let timer = Task {
+        try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+        fired.withLock { $0 = true }
+        reading.cancel()
+    }
+    var result = await reading.value
+    timer.cancel()
+    result.timedOut = fired.withLock { $0 }
+    return result
+}
