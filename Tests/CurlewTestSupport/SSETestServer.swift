@@ -16,6 +16,9 @@ package struct SSEAttempt: Sendable, Encodable {
         case `repeat`(String, count: Int, every: Int)
         /// Waits until `count` requests have reached the gather `name` (at most `timeout` ms).
         case gather(String, count: Int, timeout: Int = 30_000)
+        /// Writes `count` events `id: N\ndata: text\n\n`, N from `first`, one write each, `every` ms apart
+        /// (0: back to back; else the first after one interval).
+        case numbered(String, count: Int, first: Int = 1, every: Int = 0)
 
         package func encode(to encoder: any Encoder) throws {
             switch self {
@@ -34,11 +37,18 @@ package struct SSEAttempt: Sendable, Encodable {
                 try container.encode(name, forKey: .gather)
                 try container.encode(count, forKey: .count)
                 try container.encode(timeout, forKey: .timeout)
+            case .numbered(let text, let count, let first, let every):
+                var container = encoder.container(keyedBy: Keys.self)
+                try container.encode(text, forKey: .numbered)
+                try container.encode(count, forKey: .count)
+                try container.encode(first, forKey: .first)
+                try container.encode(every, forKey: .every)
             }
         }
 
         private enum Keys: String, CodingKey {
             case `repeat`, count, every, gather, timeout
+            case numbered, first
         }
     }
 

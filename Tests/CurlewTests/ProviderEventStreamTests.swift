@@ -320,8 +320,7 @@ private func snakeCaseDecoder() -> JSONDecoder {
             let reading = await readEvents(provider.events(for: EventsTarget(server, key: key, plan: plan), policy: policy()))
             #expect(reading.events == [ServerSentEvent(data: "one", id: "1", retry: .milliseconds(20))])
             #expect(reading.curlewError?.eventStreamError == .unexpectedStatus(503))
-            try await Task.sleep(for: .milliseconds(300))
-            let records = try await server.records(key)
+            let records = try await server.records(key, until: { $0.count >= 3 && $0.allSatisfy { $0.outcome != nil } })
             #expect(records.map(\.outcome) == ["answered", "closed", "answered"])
             #expect(records.map { $0.values("Last-Event-ID") } == [[], [], ["1"]])
         }

@@ -32,6 +32,10 @@ Route:
                 {"sleep": MS}                        a pause
                 {"repeat": "text", "count": N, "every": MS}
                                                      N writes of text, MS apart (the first after MS)
+                {"numbered": "text", "count": N[, "first": F][, "every": MS]}
+                                                     N events "id: I\ndata: text\n\n", I from F (default 1),
+                                                     one write each, MS apart (default 0: back to back;
+                                                     else the first after MS)
                 {"gather": G, "count": N[, "timeout": MS]}
                                                      waits until N requests have reached a gather G
                                                      (default timeout 30000; the record says whether
@@ -306,6 +310,13 @@ def route_sse(exchange, query):
                 for _ in range(int(step.get("count", 1))):
                     time.sleep(int(step.get("every", 0)) / 1000)
                     write(exchange, step["repeat"])
+            elif "numbered" in step:
+                first = int(step.get("first", 1))
+                every = int(step.get("every", 0)) / 1000
+                for number in range(first, first + int(step.get("count", 1))):
+                    if every:
+                        time.sleep(every)
+                    write(exchange, f"id: {number}\ndata: {step['numbered']}\n\n")
             elif "gather" in step:
                 gathered = gather(step)
                 with STATS.lock:
