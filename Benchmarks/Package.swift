@@ -11,6 +11,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.27.0"),
+        // Only for sse-conformance (the parsing table run against the OpenAPI runtime's SSE decoder).
+        .package(url: "https://github.com/apple/swift-openapi-runtime", exact: "1.13.4"),
     ],
     targets: [
         // Workloads, the concurrent runner and the figures every client reports.
@@ -19,6 +21,12 @@ let package = Package(
         .executableTarget(
             name: "bench-curlew",
             dependencies: ["BenchCore", .product(name: "Curlew", package: "Curlew")]
+        ),
+        // Server-sent events (issue 17): Curlew's client on `CurlSession.events(for:)` (10,000 streams, parse rate).
+        .executableTarget(
+            name: "bench-sse",
+            dependencies: ["BenchCore", .product(name: "CurlewEngine", package: "Curlew")],
+            path: "Sources/bench-sse"
         ),
         // The Swift peers: async-http-client and URLSession (FoundationNetworking).
         .executableTarget(
@@ -42,6 +50,15 @@ let package = Package(
             name: "engine-cancel",
             dependencies: [.product(name: "CurlewEngine", package: "Curlew")],
             path: "Sources/engine-cancel"
+        ),
+        // The server-sent-events parsing table against the OpenAPI runtime's decoder and Curlew's parser.
+        .executableTarget(
+            name: "sse-conformance",
+            dependencies: [
+                .product(name: "CurlewEngine", package: "Curlew"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ],
+            path: "Sources/sse-conformance"
         ),
         .executableTarget(
             name: "provider-load",

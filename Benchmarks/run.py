@@ -19,11 +19,21 @@ target's `.downloadDestination` closure against the C client writing a file as i
 Their targets (rate against the reference, the provider's peak RSS over its idle RSS) are checked in a
 "Targets (issue 16)" table.
 
+Server-sent events (issue 17) run on the engine's `CurlSession.events(for:)` (`curlew-engine`, the
+bench-sse binary) and on a C libcurl client parsing the stream in its write callback (`c-libcurl`,
+c-client/sse.c): sse-10k-h1 and sse-10k-h2 open 10,000 event streams at once on one session (1,000 in
+smoke runs) against nginx pacing a pre-generated 60-event file (5 in smoke runs) at one 100-byte event per
+second with `limit_rate`, over HTTP/1.1 and over HTTP/2 (TLS, `http2_max_concurrent_streams` SSE_H2_STREAMS);
+each stream must deliver every event, ids 1…60 in order. They run once (in the first round) whatever
+--rounds says. sse-parse-rate reads one 200 MiB stream of 100–200-byte data lines (20 MiB in smoke runs) at
+full speed. Their figures (events per stream, RSS per open stream, loop CPU per event, connections,
+events/s and CPU per event) are checked in a "Targets (issue 17)" table.
+
 --baseline builds Curlew's benchmark client from another commit too and runs it as `curlew@REF` and
 `curlew-engine@REF` beside the current tree's, interleaved, on the small GETs (with callgrind at 1 in
 flight): before/after figures from one run, in the report of a full run.
 """
-import argparse, json, os, platform, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time, urllib.request
+import argparse, json, os, platform, random, resource, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time, urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -39,13 +49,14 @@ PORT = free_port()
 TLS_PORT = free_port()
 H2_PORT = free_port()
 STREAM_PORT = None  # stream_server.py's, once started
+SSE_H2_PORT = free_port()
 SMALL = '{"id":1,"name":"curlew","tags":["fast","safe"],"active":true,"score":99.5,"note":"small body for benches"}'
 INSTRUCTION_WORKLOADS = ["small-get-1", "json-16"]
 WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k", "queued-10k",
              "https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume", "h2-get-64", "h2-500",
              "stream-download-256m", "stream-upload-256m", "h2-upload-slow-known", "h2-upload-slow-unknown",
              "download-file-256m", "download-file-256m-fsync", "download-file-256m-progress", "upload-file-256m", "gzip-json-64m",
-             "multipart-upload-1g", "download-destination-256m"]
+             "multipart-upload-1g", "download-destination-256m", "sse-10k-h1", "sse-10k-h2", "sse-parse-rate"]
 H2_WORKLOADS = {"h2-get-64", "h2-500"}
 # Against Tests/Servers/stream_server.py over TLS (a server that reads request bodies at a set pace).
 STREAM_WORKLOADS = {"h2-upload-slow-known", "h2-upload-slow-unknown"}
@@ -90,6 +101,31 @@ REFERENCE = {"gzip-json-64m": GZIP_CLIENT, "multipart-upload-1g": CURL_FORM_CLIE
 # --workloads to smoke them. The provider's download through `.downloadDestination` (one 256 MiB request
 # per client) and the multipart upload (a 64 MiB file in smoke runs) stay in: a few tenths of a second.
 NOT_IN_SMOKE = {"download-file-256m-fsync", "download-file-256m-progress", "gzip-json-64m"}
+# Server-sent events (issue 17): the engine's `CurlSession.events(for:)` (bench-sse) and the C client
+# parsing in its write callback (c-client/sse.c). Each workload names the clients that run it; their
+# figures are their own (events, not requests), shown in the issue 17 table, not the requests table.
+SSE_WORKLOADS = {
+    "sse-10k-h1": {"curlew-engine", "c-libcurl"},
+    "sse-10k-h2": {"curlew-engine", "c-libcurl"},
+    "sse-parse-rate": {"curlew-engine", "c-libcurl"},
+}
+# The paced workloads take a minute each: one run (the first round), and in smoke runs Curlew only.
+SSE_ONCE = {"sse-10k-h1", "sse-10k-h2"}
+SSE_SMOKE_CLIENTS = {"sse-10k-h1": {"curlew-engine"}, "sse-10k-h2": {"curlew-engine"}}
+SSE_STREAMS, SSE_SMOKE_STREAMS = 10_000, 1_000
+SSE_EVENTS, SSE_SMOKE_EVENTS = 60, 5
+# Every paced event is exactly this long, and nginx sends this many bytes per second per stream: one event
+# a second. Over HTTP/2 nginx counts each DATA frame's 9-byte header against `limit_rate` too (measured:
+# with 100, every tenth second carried no event), hence 109 there.
+SSE_EVENT_BYTES = 100
+SSE_H2_RATE = SSE_EVENT_BYTES + 9
+# nginx's own default, stated: the engine infers it and opens ⌈10,000 / 128⌉ = 79 connections.
+SSE_H2_STREAMS = 128
+SSE_PARSE_SIZE, SSE_PARSE_SMOKE_SIZE = 200 << 20, 20 << 20
+# Filled by make_sse_files: the parse file's events and data bytes (what both clients must count).
+SSE_PARSE_EXPECTED = {}
+# Filled by build: each SSE client's binary.
+SSE_COMMANDS = {}
 JSON_SIZE = 64 << 20
 UPLOAD_SIZE = 256 << 20
 MULTIPART_SIZE = 1 << 30
@@ -189,6 +225,144 @@ def remove_files(work):
         except OSError:
             pass
     shutil.rmtree(os.path.join(work, "downloads"), ignore_errors=True)
+    shutil.rmtree(os.path.join(work, "sse"), ignore_errors=True)
+
+
+def paced_event(number):
+    """Event `number` of the paced file: `id: N`, one data line, exactly SSE_EVENT_BYTES long."""
+    head = f"id: {number}\ndata: "
+    body = f'{{"seq":{number},"pad":"'
+    fill = SSE_EVENT_BYTES - len(head) - len(body) - len('"}') - 2
+    event = head + body + "x" * fill + '"}\n\n'
+    assert len(event) == SSE_EVENT_BYTES
+    return event
+
+
+def make_sse_files(work, workloads, smoke):
+    """The event-stream files nginx serves from `{work}/sse/`: paced.sse (SSE_EVENTS events of
+    SSE_EVENT_BYTES, ids 1…N, paced by nginx) and parse.sse (the parse-rate stream). parse.sse is an
+    LLM-like stream of 100–200-byte data lines: mostly one `data:` line per event, every 8th event two
+    (joined with LF), every 5th with an `event:` type, every 10th with an `id:`, a `: keep-alive` comment
+    every 50 events; LF line ends. Built from 4,096 pre-made JSON payloads, so it takes a second or two."""
+    folder = os.path.join(work, "sse")
+    os.makedirs(folder, exist_ok=True)
+    events = SSE_SMOKE_EVENTS if smoke else SSE_EVENTS
+    with open(os.path.join(folder, "paced.sse"), "w") as f:
+        f.write("".join(paced_event(n) for n in range(1, events + 1)))
+    if "sse-parse-rate" not in workloads:
+        return
+    size = SSE_PARSE_SMOKE_SIZE if smoke else SSE_PARSE_SIZE
+    rng = random.Random(17)
+    pool = []
+    for i in range(4096):
+        length = rng.randrange(100, 201)
+        text = " ".join(rng.choice(WORDS) for _ in range(40))
+        line = f'{{"id":"chatcmpl-{i:05d}","object":"chat.completion.chunk","delta":{{"content":"{text}'
+        pool.append(line[:length - 3] + '"}}')
+    parts, written, count, data_bytes, n = [], 0, 0, 0, 0
+    while True:
+        n += 1
+        lines = [pool[rng.randrange(4096)]] + ([pool[rng.randrange(4096)]] if n % 8 == 0 else [])
+        event = (": keep-alive\n" if n % 50 == 0 else "") + ("event: delta\n" if n % 5 == 0 else "") + \
+            (f"id: {n}\n" if n % 10 == 0 else "") + "".join(f"data: {line}\n" for line in lines) + "\n"
+        if written + len(event) > size:
+            break
+        parts.append(event)
+        written += len(event)
+        count += 1
+        data_bytes += sum(len(line) for line in lines) + len(lines) - 1
+    with open(os.path.join(folder, "parse.sse"), "w") as f:
+        f.write("".join(parts))
+    SSE_PARSE_EXPECTED.update(events=count, data_bytes=data_bytes, bytes=written, file=os.path.join(folder, "parse.sse"))
+
+
+def sse_header_length(port):
+    """The length of nginx's response head for paced.sse (HTTP/1.1), read from the unpaced location: the
+    paced location lets exactly that many bytes through before pacing (`limit_rate_after`), so the first
+    event goes out with the head and each next one a second later."""
+    with socket.create_connection(("127.0.0.1", port)) as connection:
+        connection.sendall(b"GET /sse/full/paced.sse HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        received = b""
+        while b"\r\n\r\n" not in received:
+            chunk = connection.recv(65536)
+            if not chunk:
+                raise RuntimeError("nginx closed before the end of the head")
+            received += chunk
+    return received.index(b"\r\n\r\n") + 4
+
+
+def pace_sse(work):
+    """Sets the HTTP/1.1 paced location's `limit_rate_after` to nginx's head length and reloads nginx;
+    checks that the head and the first event then arrive at once and the second a second later."""
+    path = os.path.join(work, "nginx.conf")
+    head = sse_header_length(PORT)
+    with open(path) as f:
+        conf = f.read()
+    with open(path, "w") as f:
+        f.write(conf.replace("limit_rate_after 0; # h1-paced", f"limit_rate_after {head}; # h1-paced"))
+    with open(os.path.join(work, "nginx.pid")) as f:
+        master = f.read().strip()
+
+    def workers():
+        return set(subprocess.run(["pgrep", "-P", master], capture_output=True, text=True).stdout.split())
+
+    old = workers()
+    subprocess.run(["nginx", "-c", path, "-p", work, "-s", "reload"], check=True)
+    # The reload is done when the old worker has gone and a new one runs.
+    for _ in range(100):
+        time.sleep(0.1)
+        now = workers()
+        if now and not now & old:
+            break
+    with socket.create_connection(("127.0.0.1", PORT)) as connection:
+        began = time.monotonic()
+        connection.sendall(b"GET /sse/paced/paced.sse HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        received, arrivals = b"", []
+        while len(arrivals) < 2:
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            received += chunk
+            while len(received) >= head + SSE_EVENT_BYTES * (len(arrivals) + 1):
+                arrivals.append(time.monotonic() - began)
+    if len(arrivals) < 2:
+        raise RuntimeError(f"nginx sent fewer than two events of paced.sse: events at {arrivals}")
+    if arrivals[0] > 0.5 or not 0.8 < arrivals[1] - arrivals[0] < 1.2:
+        # A loaded machine can delay a probe; the workloads still check every event.
+        print(f"warning: nginx's pacing of paced.sse looks off (first two events at {arrivals[0]:.2f} s and {arrivals[1]:.2f} s)")
+    return head
+
+
+def sse_command(client, workload, smoke, env):
+    """The arguments of an SSE client's run: the paced workloads' URL, stream count, events per stream and
+    (HTTP/2) the CA file; the parse rate's URL and what the file holds."""
+    if workload == "sse-parse-rate":
+        return [SSE_COMMANDS[client], "parse", f"http://127.0.0.1:{PORT}/sse/full/parse.sse",
+                str(SSE_PARSE_EXPECTED["events"]), str(SSE_PARSE_EXPECTED["data_bytes"]), SSE_PARSE_EXPECTED["file"]]
+    count, events = (SSE_SMOKE_STREAMS, SSE_SMOKE_EVENTS) if smoke else (SSE_STREAMS, SSE_EVENTS)
+    if workload == "sse-10k-h2":
+        return [SSE_COMMANDS[client], "streams", f"https://127.0.0.1:{SSE_H2_PORT}/sse/paced/paced.sse", str(count), str(events),
+                env["BENCH_CA_FILE"]]
+    return [SSE_COMMANDS[client], "streams", f"http://127.0.0.1:{PORT}/sse/paced/paced.sse", str(count), str(events)]
+
+
+def sse_figures(client, workload, smoke, env, out):
+    """Runs one SSE client; its JSON figures, with the connections nginx accepted meanwhile (also appended
+    to `{out}/sse-results.jsonl`, with every figure the client reported)."""
+    before = accepts()
+    try:
+        result = subprocess.run(sse_command(client, workload, smoke, env), capture_output=True, text=True, env=env, timeout=600)
+    except subprocess.TimeoutExpired:
+        return {"valid": False, "first_error": "timed out after 600 s"}
+    line = next((l for l in result.stdout.splitlines() if l.startswith("{")), None)
+    if line is None:
+        return {"valid": False, "first_error": (result.stderr or "no output").strip()[-300:]}
+    figures = json.loads(line)
+    figures["connections"] = accepts() - 1 - before
+    figures["valid"] = result.returncode == 0 and figures.get("valid", False)
+    with open(os.path.join(out, "sse-results.jsonl"), "a") as f:
+        f.write(json.dumps(dict(figures, workload=workload, date=time.strftime("%Y-%m-%d %H:%M:%S"))) + "\n")
+    return figures
 
 
 def gzip_figures(workload, scale, env):
@@ -265,6 +439,8 @@ def watch_peak_rss(pid, done, peaks, name):
 
 def runs_workload(client, workload):
     """Whether `client` runs `workload` (the peers, the chain client and baselines sit some out)."""
+    if workload in SSE_WORKLOADS:
+        return client in SSE_WORKLOADS[workload]
     if client in COMMAND_CLIENTS or workload in FILE_WORKLOADS:
         return client in FILE_WORKLOADS.get(workload, ())
     if client == "c-libcurl" and workload == "json-16-decoded":
@@ -319,6 +495,17 @@ http {{
     location = /slow {{ default_type application/json; echo_sleep 1; echo '{{"ok":true}}'; }}
     location = /fast {{ default_type application/json; echo '{{"ok":true}}'; }}
     location = /status {{ stub_status; }}
+    # Server-sent events (issue 17): paced.sse at one event a second per stream (pace_sse sets
+    # limit_rate_after to the head's length, so the head and the first event go out at once), the
+    # parse-rate stream at full speed. One cached descriptor for the file, not one per stream.
+    location /sse/paced/ {{
+      alias {work}/sse/;
+      types {{ text/event-stream sse; }}
+      sendfile off; postpone_output 0; output_buffers 1 8k; open_file_cache max=16 inactive=600s;
+      limit_rate {SSE_EVENT_BYTES};
+      limit_rate_after 0; # h1-paced
+    }}
+    location /sse/full/ {{ alias {work}/sse/; types {{ text/event-stream sse; }} }}
   }}
   server {{
     listen 127.0.0.1:{TLS_PORT} ssl backlog=16384;
@@ -338,6 +525,21 @@ http {{
     http2_max_concurrent_streams 256;
     root {work};
     location = /small {{ default_type application/json; return 200 '{SMALL}'; }}
+  }}
+  # Server-sent events over HTTP/2 (issue 17): nginx's default stream limit, stated.
+  server {{
+    listen 127.0.0.1:{SSE_H2_PORT} ssl http2 backlog=16384;
+    ssl_certificate {cert};
+    ssl_certificate_key {key};
+    ssl_protocols TLSv1.2 TLSv1.3;
+    http2_max_concurrent_streams {SSE_H2_STREAMS};
+    location /sse/paced/ {{
+      alias {work}/sse/;
+      types {{ text/event-stream sse; }}
+      sendfile off; postpone_output 0; output_buffers 1 8k; open_file_cache max=16 inactive=600s;
+      limit_rate {SSE_H2_RATE};
+      limit_rate_after 0;
+    }}
   }}
 }}
 """
@@ -392,14 +594,17 @@ def build(smoke, out):
     # the layout of a Curlew type, an incremental build can keep a client compiled against the old layout
     # (seen: a crash reading a 16-byte RequestBody as 48 bytes), and its figures would be wrong without
     # failing. (Deleting their build folders instead breaks SwiftPM's cached build plan.)
-    for client in ("bench-curlew", "bench-peers"):
+    for client in ("bench-curlew", "bench-peers", "bench-sse"):
         os.utime(os.path.join(HERE, "Sources", client, "main.swift"))
     subprocess.run(["swift", "build", "-c", "release", "--disable-build-manifest-caching", "--product", "bench-curlew"] + static, cwd=HERE, check=True)
+    subprocess.run(["swift", "build", "-c", "release", "--disable-build-manifest-caching", "--product", "bench-sse"] + static, cwd=HERE, check=True)
     if not smoke:
         subprocess.run(["swift", "build", "-c", "release", "--disable-build-manifest-caching", "--product", "bench-peers"] + static, cwd=HERE, check=True)
     os.makedirs(out, exist_ok=True)
     subprocess.run(["gcc", "-O2", "-o", os.path.join(out, "bench-c"), os.path.join(HERE, "c-client", "bench.c"), "-lcurl", "-lz"], check=True)
+    subprocess.run(["gcc", "-O2", "-o", os.path.join(out, "bench-sse-c"), os.path.join(HERE, "c-client", "sse.c"), "-lcurl"], check=True)
     release = os.path.join(HERE, ".build", "release")
+    SSE_COMMANDS.update({"curlew-engine": os.path.join(release, "bench-sse"), "c-libcurl": os.path.join(out, "bench-sse-c")})
     commands = {
         "curlew": [os.path.join(release, "bench-curlew"), "curlew"],
         CHAIN_CLIENT: [os.path.join(release, "bench-curlew"), CHAIN_CLIENT],
@@ -493,6 +698,9 @@ def main():
         counts = {tuple(k.split("|")): v for k, v in data["counts"].items()}
         write_report(results, counts, [tuple(i) for i in data["invalid"]], data["clients"], data["rounds"])
         return
+    # 10,000 streams need 10,000 sockets in the client (and nginx): every child gets the hard limit.
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     scale = 0.01 if args.smoke else 1.0
     rounds = 1 if args.smoke else args.rounds
     commands = build(args.smoke, args.out)
@@ -509,13 +717,30 @@ def main():
     env["BENCH_CA_FILE"] = ca
     stream_server = start_stream_server(cert, key) if any(w in STREAM_WORKLOADS for w in workloads) else None
     downloads = make_files(work, workloads, env, smoke=args.smoke) if any(w in FILE_WORKLOADS for w in workloads) else None
+    if any(w in SSE_WORKLOADS for w in workloads):
+        make_sse_files(work, workloads, args.smoke)
+        if "sse-10k-h1" in workloads:
+            pace_sse(work)
     try:
         clients = list(commands)
         for round_index in range(rounds):
             for workload in workloads:
+                if workload in SSE_ONCE and round_index > 0:
+                    continue  # a minute each: one run
                 order = clients[round_index % len(clients):] + clients[:round_index % len(clients)]
                 for client in order:
                     if not runs_workload(client, workload):
+                        continue
+                    if workload in SSE_WORKLOADS:
+                        if args.smoke and client not in SSE_SMOKE_CLIENTS.get(workload, SSE_WORKLOADS[workload]):
+                            continue
+                        figures = sse_figures(client, workload, args.smoke, env, args.out)
+                        results.setdefault((workload, client), []).append(figures)
+                        status = "ok" if figures["valid"] else "INVALID " + figures.get("first_error", "")
+                        print(f"round {round_index + 1} {workload:16} {client:18} {figures.get('events', 0):10,} events "
+                              f"{figures.get('events_per_second', 0):12,.0f} events/s  {status}", flush=True)
+                        if not figures["valid"]:
+                            invalid.append((workload, client, figures.get("first_error", "")))
                         continue
                     figures = run_one(commands[client], workload, scale, env)
                     if downloads:
@@ -553,7 +778,8 @@ def main():
         return
     if partial:
         # A partial or before/after run: print its table, leave BENCHMARKS.md alone.
-        print("\n".join(table(results, clients, workloads)))
+        if any(w not in SSE_WORKLOADS for w in workloads):
+            print("\n".join(table(results, clients, workloads)))
         targets = target_lines(results)
         if targets:
             print("\n".join([""] + targets))
@@ -579,7 +805,7 @@ def draw_chart(chart, decoded, path):
     # The workloads some client runs beside the C client (not the slow-reading server's, nor those
     # compared with something else: progress with the plain download, the compressed upload with gzip).
     names = [w for w in WORKLOADS if w != "json-16-decoded" and w not in STREAM_WORKLOADS and w not in REFERENCE
-             and w != "download-file-256m-progress"]
+             and w != "download-file-256m-progress" and w not in SSE_WORKLOADS]
     fig, (ax, right) = plt.subplots(1, 2, figsize=(13, 4.5), gridspec_kw={"width_ratios": [5, 1.3]})
     width = 0.8 / max(1, len(chart))
     for i, (client, values) in enumerate(sorted(chart.items())):
@@ -607,7 +833,7 @@ def table(results, clients, workloads):
     """Markdown rows: requests/s, ratios, latency, CPU (process and Curlew's loop thread), connections."""
     lines = ["| workload | client | req/s (min–max) | × C limit | × async-http-client | MiB/s | p50 µs | p99 µs | CPU µs/req | CPU % | loop CPU µs/req | idle RSS MiB | peak RSS MiB | connections |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for workload in workloads:
+    for workload in [w for w in workloads if w not in SSE_WORKLOADS]:
         c_rps = median_of(results.get((workload, REFERENCE.get(workload, "c-libcurl")), []), "rps")[0]
         ahc_rps = median_of(results.get((workload, "async-http-client"), []), "rps")[0]
         for client in clients:
@@ -721,7 +947,102 @@ def target_lines(results):
             "multipart-upload-1g's “× C limit” is relative to `curl -F`. Idle RSS: the client set up, before its first "
             "request; peak RSS: VmHWM at the end (`curl -F`'s read from /proc while it runs).", "",
             "| target | figure | holds |", "| --- | --- | --- |"] + rows
+    sse = sse_lines(results)
+    if sse:
+        lines += ([""] if lines else []) + sse
     return lines
+
+
+def sse_lines(results):
+    """Issue 17's figures and targets (Markdown): the paced streams, the parse rate."""
+    def runs(workload, client):
+        return [r for r in results.get((workload, client), []) if r.get("valid") is not None and "events" in r]
+
+    def median(values):
+        values = [v for v in values if v is not None]
+        return statistics.median(values) if values else None
+
+    lines = []
+    paced = [(w, c) for w in ("sse-10k-h1", "sse-10k-h2") for c in ("curlew-engine", "c-libcurl") if runs(w, c)]
+    targets = []
+    if paced:
+        lines += ["| workload | client | streams × events | events received | every stream all events, in order | all open after s (first event p50 · p90) | "
+                  "first→last event s (min–max) | largest gap s | RSS idle → open MiB | RSS per open stream KiB | "
+                  "loop CPU ns/event (steady) | CPU ns/event (steady) | connections (client peak · nginx accepted) |",
+                  "| --- | --- | --- | --- | --- | ---: | --- | ---: | --- | ---: | --- | --- | --- |"]
+        for workload, client in paced:
+            r = runs(workload, client)[0]
+            per_stream = r["expected_events"] // max(1, r["streams"])
+            complete = r["valid"] and r["wrong_streams"] == 0 and r["failed_streams"] == 0
+            loop = (f"{r['loop_cpu_ns_per_event']:,.0f} ({r['steady_loop_cpu_ns_per_event']:,.0f})"
+                    if "loop_cpu_ns_per_event" in r else "")
+            steady = f" ({r['steady_cpu_ns_per_event']:,.0f})" if "steady_cpu_ns_per_event" in r else ""
+            middle = r.get("mid_rss_kib") or r.get("open_rss_kib", 0)
+            ramp = (f" ({r['first_event_p50_seconds']:.1f} · {r['first_event_p90_seconds']:.1f})"
+                    if "first_event_p50_seconds" in r else "")
+            peak = f"{r['peak_open_connections']:,}" if "peak_open_connections" in r else "–"
+            lines.append(
+                f"| {workload} | {client} | {r['streams']:,} × {per_stream} | {r['events']:,} of {r['expected_events']:,} "
+                f"({r['fewest_events']}–{r['most_events']} per stream) | {'yes' if complete else 'no'} "
+                f"({r['wrong_streams']} wrong, {r['failed_streams']} failed) | {r['all_open_seconds']:.1f}{ramp} | "
+                f"{r['min_span_seconds']:.2f}–{r['max_span_seconds']:.2f} | {r['largest_gap_seconds']:.2f} | "
+                f"{r['idle_rss_kib'] / 1024:,.1f} → {middle / 1024:,.1f} | {r['rss_per_stream_kib']:,.1f} | {loop} | "
+                f"{r['cpu_ns_per_event']:,.0f}{steady} | {peak} · {r.get('connections', 0):,} |")
+            if client == "curlew-engine":
+                transport = "HTTP/2" if workload.endswith("h2") else "HTTP/1.1"
+                targets.append(f"| {r['streams']:,} streams × {per_stream} events over {transport}: every stream receives every event, "
+                               f"ids 1…{per_stream} in order | {r['events']:,} of {r['expected_events']:,}; fewest per stream "
+                               f"{r['fewest_events']} | {'yes' if complete else 'no'} |")
+                targets.append(f"| …RSS per open stream ≤ 32 KiB ({transport}) | {r['rss_per_stream_kib']:,.1f} KiB "
+                               f"({r['idle_rss_kib'] / 1024:,.1f} → {middle / 1024:,.1f} MiB) | {'yes' if r['rss_per_stream_kib'] <= 32 else 'no'} |")
+                if "loop_cpu_ns_per_event" in r:
+                    targets.append(f"| …loop CPU per event ({transport}) | {r['loop_cpu_ns_per_event']:,.0f} ns over the run, "
+                                   f"{r['steady_loop_cpu_ns_per_event']:,.0f} ns with every stream open | (measured) |")
+                if workload.endswith("h2"):
+                    fit = -(-r["streams"] // SSE_H2_STREAMS)
+                    targets.append(f"| …connections against `http2_max_concurrent_streams {SSE_H2_STREAMS}`: ⌈{r['streams']:,} / "
+                                   f"{SSE_H2_STREAMS}⌉ = {fit} | client peak {r.get('peak_open_connections', 0):,}, "
+                                   f"opened {r.get('connections_opened', 0):,}; nginx accepted {r.get('connections', 0):,} | "
+                                   f"{'yes' if r.get('peak_open_connections', 10**9) <= fit else 'no'} |")
+    parse = {c: [r for r in runs("sse-parse-rate", c) if r.get("valid")] for c in ("curlew-engine", "c-libcurl")}
+    if any(parse.values()):
+        lines += ([""] if lines else []) + [
+            "| sse-parse-rate | events | events/s (min–max) | × C | CPU ns/event | loop CPU ns/event | parser alone ns/event | MiB/s of data | peak RSS MiB | rounds |",
+            "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        c_rate = median(r["events_per_second"] for r in parse["c-libcurl"])
+        for client, rs in parse.items():
+            if not rs:
+                continue
+            rate = median(r["events_per_second"] for r in rs)
+            loop = median(r.get("loop_cpu_ns_per_event") for r in rs)
+            alone = median(r.get("parser_ns_per_event") for r in rs)
+            lines.append(
+                f"| {client} | {rs[0]['events']:,} | {rate:,.0f} ({min(r['events_per_second'] for r in rs):,.0f}–"
+                f"{max(r['events_per_second'] for r in rs):,.0f}) | {rate / c_rate:.2f} | "
+                f"{median(r['cpu_ns_per_event'] for r in rs):,.0f} | {f'{loop:,.0f}' if loop is not None else ''} | "
+                f"{f'{alone:,.0f}' if alone is not None else ''} | "
+                f"{median(r['mibps'] for r in rs):,.1f} | {median(r['peak_rss_kib'] for r in rs) / 1024:,.1f} | {len(rs)} |"
+                if c_rate else f"| {client} | {rs[0]['events']:,} | {rate:,.0f} | | | | | | | {len(rs)} |")
+        ours = median(r["events_per_second"] for r in parse["curlew-engine"])
+        if ours and c_rate:
+            ratio = ours / c_rate
+            ns = median(r["cpu_ns_per_event"] for r in parse["curlew-engine"])
+            c_ns = median(r["cpu_ns_per_event"] for r in parse["c-libcurl"])
+            targets.append(f"| One stream of 100–200-byte data lines: Curlew's parsed events/s ≥ 0.8× the C client parsing and copying each event "
+                           f"| {ours:,.0f} vs {c_rate:,.0f} events/s = {ratio:.2f}×; CPU {ns:,.0f} vs {c_ns:,.0f} ns/event "
+                           f"| {'yes' if ratio >= 0.8 else 'no'} |")
+    if not lines:
+        return []
+    return ["## Targets (issue 17: server-sent events)", "",
+            "Each paced stream is nginx serving a 60-event file (ids 1…60, 100 bytes each) at one event a second "
+            f"(`limit_rate {SSE_EVENT_BYTES}`; over HTTP/2 `limit_rate {SSE_H2_RATE}`, nginx counting the DATA frame "
+            f"headers, and `http2_max_concurrent_streams {SSE_H2_STREAMS}`). RSS per open stream: VmRSS when half the "
+            "events have arrived (every stream open) minus VmRSS before the first stream, over the streams. Steady: from "
+            "the moment every stream has its first event to the end. Loop CPU: the engine's loop thread (its CPU clock). "
+            "sse-parse-rate: one stream of the pre-generated file at full speed; CPU ns/event is the process's user + "
+            "system time over the events; “parser alone” is the same file parsed from memory in 16 KiB chunks on one "
+            "thread (`EventStreamParser` / the C parser), after the run.", ""] + \
+        lines + ["", "| target | figure | holds |", "| --- | --- | --- |"] + targets
 
 
 def write_report(results, counts, invalid, clients, rounds):
@@ -733,7 +1054,7 @@ def write_report(results, counts, invalid, clients, rounds):
               "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     chart = {}
     decoded = {}
-    for workload in WORKLOADS:
+    for workload in [w for w in WORKLOADS if w not in SSE_WORKLOADS]:
         c_rps = median_of(results.get((workload, REFERENCE.get(workload, "c-libcurl")), []), "rps")[0]
         ahc_rps = median_of(results.get((workload, "async-http-client"), []), "rps")[0]
         for client in clients:

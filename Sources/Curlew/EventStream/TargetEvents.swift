@@ -31,6 +31,7 @@ public struct TargetEvents: AsyncSequence, Sendable {
         ///   ``CurlewError/transport(_:)`` for a transport failure not reconnected after (cancellation
         ///   too), and what the provider's stages threw for an attempt (a request closure, a plugin).
         public mutating func next() async throws(CurlewError) -> ServerSentEvent? {
+            if let event = reader.buffered() { return event }
             do {
                 return try await reader.next()
             } catch {
@@ -39,6 +40,7 @@ public struct TargetEvents: AsyncSequence, Sendable {
         }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(CurlewError) -> ServerSentEvent? {
+            if let event = reader.buffered() { return event }
             do {
                 return try await reader.next()
             } catch {

@@ -19,6 +19,12 @@ package final class EventStreamReader {
     /// The running attempt: its channel and the task that holds its connection.
     private var channel: EventStreamChannel?
     private var producer: Task<Void, Never>?
+    /// The running attempt when the reading task reads its transfer directly (no channel, no producer);
+    /// `directHead`: its head is still to be looked at.
+    private var direct: EventStreamExchange?
+    private var directHead = false
+    /// A direct attempt that failed before its head.
+    private var failedOpen: (any Error)?
     /// Attempts opened so far.
     private var attempts = 0
     /// When the running attempt's head was accepted (nil: not accepted).
@@ -41,6 +47,7 @@ package final class EventStreamReader {
     deinit {
         channel?.close()
         producer?.cancel()
+        direct?.close()
     }
 
     /// The id a reconnection would send now.
@@ -50,27 +57,14 @@ package final class EventStreamReader {
     /// connector threw that is not a transport failure it may reconnect after.
     package nonisolated(nonsending) func next() async throws -> ServerSentEvent? {
         while true {
-            if delivered < events.count {
-                let event = events[delivered]
-                delivered += 1
-                if delivered == events.count {
-                    events.removeAll(keepingCapacity: true)
-                    delivered = 0
-                }
-                return event
-            }
+            if let event = buffered() { return event }
             if finished {
                 guard let error = pendingFailure else { return nil }
                 pendingFailure = nil
                 throw error
             }
-            let channel: EventStreamChannel
-            if let running = self.channel { channel = running } else { channel = try await open() }
-            let item = await withTaskCancellationHandler {
-                await channel.receive()
-            } onCancel: {
-                channel.close()
-            }
+            if channel == nil, direct == nil, failedOpen == nil { try await open() }
+            let item = await nextItem()
             switch item {
             case nil:
                 throw fail(EventStreamError.transport(cancellation()))
@@ -101,6 +95,19 @@ package final class EventStreamReader {
         }
     }
 
+    /// The next event already parsed, if any: what `next()` returns without waiting. The iterators call
+    /// this first, so most events cost no async call.
+    package func buffered() -> ServerSentEvent? {
+        guard delivered < events.count else { return nil }
+        let event = events[delivered]
+        delivered += 1
+        if delivered == events.count {
+            events.removeAll(keepingCapacity: true)
+            delivered = 0
+        }
+        return event
+    }
+
     /// A failure found while events before it were still waiting to be delivered.
     private var pendingFailure: EventStreamError?
     /// `acceptedAt` of the attempt that just ended.
@@ -108,8 +115,34 @@ package final class EventStreamReader {
 
     // MARK: Attempts
 
+    /// The running attempt's next head, bytes, end or failure; nil when the reading task was cancelled.
+    private nonisolated(nonsending) func nextItem() async -> EventStreamItem? {
+        if let error = failedOpen {
+            failedOpen = nil
+            return .failed(error)
+        }
+        if let direct {
+            if directHead {
+                directHead = false
+                return .head(direct.head)
+            }
+            do {
+                guard let chunk = try await direct.next() else { return .end }
+                return .bytes(chunk)
+            } catch {
+                return .failed(error)
+            }
+        }
+        guard let channel else { return nil }
+        return await withTaskCancellationHandler {
+            await channel.receive()
+        } onCancel: {
+            channel.close()
+        }
+    }
+
     /// Waits the reconnection time (not before the first attempt), then starts the next attempt.
-    private nonisolated(nonsending) func open() async throws -> EventStreamChannel {
+    private nonisolated(nonsending) func open() async throws {
         if attempts > 0, wait > .zero {
             do {
                 try await Task.sleep(for: wait)
@@ -118,12 +151,26 @@ package final class EventStreamReader {
             }
         }
         if Task.isCancelled { throw fail(EventStreamError.transport(cancellation())) }
-        let channel = EventStreamChannel()
         let attempt = attempts
         let lastEventID = parser.lastEventID
         let connector = connector
         attempts += 1
         acceptedAt = nil
+        if let openDirect = connector.direct {
+            do {
+                if let exchange = try await openDirect(attempt, lastEventID) {
+                    direct = exchange
+                    directHead = true
+                    return
+                }
+            } catch {
+                // The attempt failed before its head: what a failed channel item would have said.
+                direct = nil
+                failedOpen = error
+                return
+            }
+        }
+        let channel = EventStreamChannel()
         self.channel = channel
         producer = Task {
             do {
@@ -139,7 +186,6 @@ package final class EventStreamReader {
                 _ = await channel.send(.failed(error))
             }
         }
-        return channel
     }
 
     /// Decides on an attempt's head: read it, reconnect after it, or fail.
@@ -211,6 +257,9 @@ package final class EventStreamReader {
     private func endAttempt() {
         acceptedBefore = acceptedAt
         acceptedAt = nil
+        direct?.close()
+        direct = nil
+        directHead = false
         channel?.close()
         channel = nil
         producer?.cancel()

@@ -38,6 +38,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         ///   content type), a line or event was too large, or a transport failure was not reconnected
         ///   after (including cancellation).
         public mutating func next() async throws(EventStreamError) -> ServerSentEvent? {
+            if let event = reader.buffered() { return event }
             do {
                 return try await reader.next()
             } catch {
@@ -46,6 +47,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(EventStreamError) -> ServerSentEvent? {
+            if let event = reader.buffered() { return event }
             do {
                 return try await reader.next()
             } catch {
@@ -90,7 +92,8 @@ extension CurlSession {
         for request: TransportRequest, lastEventID: String = "", policy: EventStreamPolicy = .default,
         reconnectRequest: (@Sendable (_ lastEventID: String) -> TransportRequest)? = nil
     ) -> ServerSentEvents {
-        let connector = EventStreamConnector { [self] attempt, lastEventID, receive in
+        // The request of attempt `attempt`.
+        let attemptRequest: @Sendable (Int, String) throws -> TransportRequest = { attempt, lastEventID in
             var next = request
             if attempt > 0 {
                 if let reconnectRequest {
@@ -99,9 +102,16 @@ extension CurlSession {
                     throw EventStreamError.bodyNotReplayable
                 }
             }
-            let wire = EventStreamRequest.prepare(next, lastEventID: lastEventID, policy: policy)
-            try await perform(wire) { head, body in try await receive(head, body) }
+            return EventStreamRequest.prepare(next, lastEventID: lastEventID, policy: policy)
         }
+        let connector = EventStreamConnector(
+            direct: { [self] attempt, lastEventID in
+                try await openEventStream(try attemptRequest(attempt, lastEventID))
+            },
+            connect: { [self] attempt, lastEventID, receive in
+                let wire = try attemptRequest(attempt, lastEventID)
+                try await perform(wire) { head, body in try await receive(head, body) }
+            })
         return ServerSentEvents(connector: connector, policy: policy, lastEventID: lastEventID)
     }
 }
