@@ -55,18 +55,10 @@ extension CurlSession {
         let transfer = Transfer(
             request: prepared, deadline: deadline, isRedirectHop: false, submitted: started, streams: streams)
         let control = TransferControl(transfer: transfer, loop: loop)
-        if transfer.attachStreamed(), !loop.enqueue(.submit(transfer)) {
-            transfer.finish(.failure(prepared.error(.sessionShutDown, "the session was shut down")))
-        }
-        let arrived = await withTaskCancellationHandler {
-            await response.head()
-        } onCancel: {
-            control.abort()
-        }
         let head: ResponseHead
-        switch arrived {
-        case .success(let value): head = value
-        case .failure(let error):
+        do {
+            head = try await Self.submitStreamed(transfer, control: control, response: response, loop: loop)
+        } catch {
             control.abort()
             throw error
         }
@@ -74,15 +66,10 @@ extension CurlSession {
             control.abort()
             return nil
         }
-        let decoding = Self.decoding(
-            of: head, for: prepared.request, automaticDecompression: configuration.automaticDecompression)
-        let source = BodySource(
-            .live(
-                BodySource.LiveBody(
-                    stream: response, control: control, coding: decoding.coding, unsupportedCoding: decoding.unsupported,
-                    outputChunk: prepared.request.options.receiveBufferSize ?? configuration.receiveBufferSize)),
-            maxBytes: prepared.request.options.maxResponseBodySize,
-            expectedLength: decoding.coding == nil && decoding.unsupported == nil ? head.contentLength : nil)
+        let source = Self.liveBody(
+            of: head, response: response, control: control, request: prepared.request,
+            automaticDecompression: configuration.automaticDecompression,
+            outputChunk: prepared.request.options.receiveBufferSize ?? configuration.receiveBufferSize)
         return EventStreamExchange(head: head, source: source, control: control)
     }
 }

@@ -133,31 +133,43 @@ extension CurlSession {
             prepared, streams: streams, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted,
             isolation: isolation
         ) { transfer, control in
-            if transfer.attachStreamed(), !loop.enqueue(.submit(transfer)) {
-                transfer.finish(.failure(prepared.error(.sessionShutDown, "the session was shut down")))
-            }
-            let arrived = await withTaskCancellationHandler {
-                await response.head()
-            } onCancel: {
-                control.abort()
-            }
-            let head: ResponseHead
-            switch arrived {
-            case .success(let value): head = value
-            case .failure(let error): throw error
-            }
-            let decoding = Self.decoding(
-                of: head, for: prepared.request, automaticDecompression: automaticDecompression)
-            let source = BodySource(
-                .live(
-                    BodySource.LiveBody(
-                        stream: response, control: control, coding: decoding.coding,
-                        unsupportedCoding: decoding.unsupported, outputChunk: outputChunk)),
-                maxBytes: prepared.request.options.maxResponseBodySize,
-                expectedLength: decoding.coding == nil && decoding.unsupported == nil ? head.contentLength : nil)
+            let head = try await Self.submitStreamed(transfer, control: control, response: response, loop: loop)
+            let source = Self.liveBody(
+                of: head, response: response, control: control, request: prepared.request,
+                automaticDecompression: automaticDecompression, outputChunk: outputChunk)
             defer { source.endScope() }
             return try await body(head, ResponseBody(source))
         }
+    }
+
+    /// Submits a streamed transfer and waits for its head; cancelling the calling task aborts it.
+    static func submitStreamed(
+        _ transfer: Transfer, control: TransferControl, response: ResponseStream, loop: EventLoop
+    ) async throws(TransportError) -> ResponseHead {
+        if transfer.attachStreamed(), !loop.enqueue(.submit(transfer)) {
+            transfer.finish(.failure(transfer.request.error(.sessionShutDown, "the session was shut down")))
+        }
+        let arrived = await withTaskCancellationHandler {
+            await response.head()
+        } onCancel: {
+            control.abort()
+        }
+        return try arrived.get()
+    }
+
+    /// The body of a streamed transfer whose head arrived, decoded as ``decoding(of:for:automaticDecompression:)`` says.
+    static func liveBody(
+        of head: ResponseHead, response: ResponseStream, control: TransferControl, request: TransportRequest,
+        automaticDecompression: Bool, outputChunk: Int
+    ) -> BodySource {
+        let decoding = decoding(of: head, for: request, automaticDecompression: automaticDecompression)
+        return BodySource(
+            .live(
+                BodySource.LiveBody(
+                    stream: response, control: control, coding: decoding.coding, unsupportedCoding: decoding.unsupported,
+                    outputChunk: outputChunk)),
+            maxBytes: request.options.maxResponseBodySize,
+            expectedLength: decoding.coding == nil && decoding.unsupported == nil ? head.contentLength : nil)
     }
 
     /// How a streamed body is decoded: gzip and deflate by the reader; another coding fails the read,
