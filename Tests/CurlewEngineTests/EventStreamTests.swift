@@ -100,6 +100,36 @@ private func oneShotBody(_ text: String) -> RequestBody {
         }
     }
 
+    /// An answer that redirects is followed: the stream reads the target's events. Each attempt starts
+    /// at the request's own URL, so the reconnect is redirected again, with the last id. The attempt read
+    /// directly sees the redirect in its head and sends the request again through the scoped exchange,
+    /// which follows redirects: the start gets two requests per attempt, the target one.
+    @Test(arguments: Wire.allCases)
+    func aRedirectIsFollowedOnEveryAttempt(wire: Wire) async throws {
+        try await withSSEServerAndSession(wire) { server, session in
+            let start = newKey()
+            let target = newKey()
+            let targetPlan = SSEPlan([
+                .events("retry: 50\nid: 1\ndata: one\n\n", end: .close),
+                .events("id: 2\ndata: two\n\n", end: .silent),
+            ])
+            let location = server.url(key: target, plan: targetPlan)
+            let plan = SSEPlan([.status(302, headers: [["location", location]])])
+            let reading = await readEvents(
+                session.events(for: TransportRequest(url: server.url(key: start, plan: plan)), policy: policy()), count: 2)
+            #expect(reading.events == [
+                ServerSentEvent(data: "one", id: "1", retry: .milliseconds(50)),
+                ServerSentEvent(data: "two", id: "2"),
+            ])
+            #expect(reading.error == nil)
+            let starts = try await server.records(start)
+            let targets = try await server.records(target)
+            #expect(starts.map { $0.values("Last-Event-ID") } == [[], [], ["1"], ["1"]])
+            #expect(targets.map { $0.values("Last-Event-ID") } == [[], ["1"]])
+            #expect(targets.map { $0.values("Accept") } == [["text/event-stream"], ["text/event-stream"]])
+        }
+    }
+
     /// `lastEventID` resumes the very first request.
     @Test func aGivenLastEventIDIsSentOnTheFirstRequest() async throws {
         try await withSSEServerAndSession { server, session in

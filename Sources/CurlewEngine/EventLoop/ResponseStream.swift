@@ -149,51 +149,65 @@ final class ResponseStream: Sendable {
 
     // MARK: Consumer side
 
-    /// Waits for the head, or the end when the response failed before it.
-    func head() async -> Result<ResponseHead, TransportError> {
-        while true {
-            let ready = state.withLock { state -> Result<ResponseHead, TransportError>? in
-                if let head = state.head { return .success(head) }
-                if case .failed(let error) = state.end { return .failure(error) }
-                if case .complete = state.end {
-                    return .failure(TransportError(.invalidResponse, message: "the response ended without a head"))
-                }
-                return nil
+    /// The head (nil while it has not arrived); throws the failure that ended the response before it.
+    ///
+    /// Each of the consumer's waits is a synchronous look and a bare wait: an idle stream's task then
+    /// keeps only small async frames (an event stream sits in them for hours).
+    ///
+    /// - Parameter taking: The stream lets go of the head: a long-lived stream's reader keeps only what
+    ///   it needs of it.
+    @inline(never)
+    func pollHead(taking: Bool = false) throws(TransportError) -> ResponseHead? {
+        let ready = state.withLock { state -> Result<ResponseHead, TransportError>? in
+            if let head = state.head {
+                if taking { state.head = nil }
+                return .success(head)
             }
-            if let ready { return ready }
-            await wait { $0.head != nil || $0.end != nil }
+            if case .failed(let error) = state.end { return .failure(error) }
+            if case .complete = state.end {
+                return .failure(TransportError(.invalidResponse, message: "the response ended without a head"))
+            }
+            return nil
+        }
+        return try ready?.get()
+    }
+
+    /// Returns once the head or the end has arrived.
+    func waitForHead() async {
+        await wait { $0.head != nil || $0.end != nil }
+    }
+
+    /// The next chunk, or the end; nil while there is neither.
+    @inline(never)
+    func poll() -> Next? {
+        state.withLock { state -> Next? in
+            if state.first < state.chunks.count {
+                let chunk = state.chunks[state.first][...]
+                state.chunks[state.first] = []
+                state.first += 1
+                if state.first == state.chunks.count {
+                    state.chunks.removeAll(keepingCapacity: true)
+                    state.first = 0
+                } else if state.first > 32 {
+                    state.chunks.removeFirst(state.first)
+                    state.first = 0
+                }
+                state.held -= chunk.count
+                var resume = false
+                if state.loopPaused, !state.resumeAsked, state.held <= highWater / 2 {
+                    state.resumeAsked = true
+                    resume = true
+                }
+                return .chunk(chunk, resumeLoop: resume)
+            }
+            if let end = state.end { return .end(end) }
+            return nil
         }
     }
 
-    /// The next chunk, or the end. Waits while there is neither.
-    func next() async -> Next {
-        while true {
-            let ready = state.withLock { state -> Next? in
-                if state.first < state.chunks.count {
-                    let chunk = state.chunks[state.first][...]
-                    state.chunks[state.first] = []
-                    state.first += 1
-                    if state.first == state.chunks.count {
-                        state.chunks.removeAll(keepingCapacity: true)
-                        state.first = 0
-                    } else if state.first > 32 {
-                        state.chunks.removeFirst(state.first)
-                        state.first = 0
-                    }
-                    state.held -= chunk.count
-                    var resume = false
-                    if state.loopPaused, !state.resumeAsked, state.held <= highWater / 2 {
-                        state.resumeAsked = true
-                        resume = true
-                    }
-                    return .chunk(chunk, resumeLoop: resume)
-                }
-                if let end = state.end { return .end(end) }
-                return nil
-            }
-            if let ready { return ready }
-            await wait { $0.first < $0.chunks.count || $0.end != nil }
-        }
+    /// Returns once a chunk or the end has arrived.
+    func waitForData() async {
+        await wait { $0.first < $0.chunks.count || $0.end != nil }
     }
 
     /// The consumer is done with the stream: what is held is dropped, later deliveries too.

@@ -17,14 +17,14 @@ package struct EventStreamConnector: Sendable {
     package var transportError: @Sendable (any Error) -> TransportError?
     /// Whether the stream may reconnect at all (a stubbed one may not).
     package var mayReconnect: Bool
-    /// Opens an attempt read directly by the reading task, when the connector can (a session's; nil
+    /// Starts an attempt read directly by the reading task, when the connector can (a session's; nil
     /// from the closure: this attempt needs `connect`). Saves a task and a hand-over per chunk.
-    package var direct: (@Sendable (_ attempt: Int, _ lastEventID: String) async throws -> sending EventStreamExchange?)?
+    package var direct: (@Sendable (_ attempt: Int, _ lastEventID: String) throws -> sending EventStreamExchange?)?
 
     package init(
         mayReconnect: Bool = true,
         transportError: @escaping @Sendable (any Error) -> TransportError? = { $0 as? TransportError },
-        direct: (@Sendable (_ attempt: Int, _ lastEventID: String) async throws -> sending EventStreamExchange?)? = nil,
+        direct: (@Sendable (_ attempt: Int, _ lastEventID: String) throws -> sending EventStreamExchange?)? = nil,
         connect: @escaping @Sendable (_ attempt: Int, _ lastEventID: String, _ receive: Receive) async throws -> Void
     ) {
         self.connect = connect

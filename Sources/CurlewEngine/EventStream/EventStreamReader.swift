@@ -20,13 +20,18 @@ package final class EventStreamReader {
     private var channel: EventStreamChannel?
     private var producer: Task<Void, Never>?
     /// The running attempt when the reading task reads its transfer directly (no channel, no producer);
-    /// `directHead`: its head is still to be looked at.
+    /// `directHead`: its head is still to come.
     private var direct: EventStreamExchange?
     private var directHead = false
     /// A direct attempt that failed before its head.
     private var failedOpen: (any Error)?
-    /// Attempts opened so far.
+    /// The channel's item, received and not yet taken in; or the channel closed because the reading
+    /// task was cancelled.
+    private var received: EventStreamItem?
+    private var receiveCancelled = false
+    /// Attempts opened so far, and the id the last one resumed after.
     private var attempts = 0
+    private var attemptLastEventID = ""
     /// When the running attempt's head was accepted (nil: not accepted).
     private var acceptedAt: ContinuousClock.Instant?
     /// Failed attempts since the last accepted head.
@@ -55,43 +60,113 @@ package final class EventStreamReader {
 
     /// The next event; nil when the stream ended for good. Throws ``EventStreamError``, or what the
     /// connector threw that is not a transport failure it may reconnect after.
+    ///
+    /// Everything but the waits happens in ``step()``, synchronously: a stream spends its life suspended
+    /// here, and an async function's frame holds every value any of its paths keeps across a wait, so
+    /// this one keeps (and its task's allocator retains) only a few hundred bytes.
     package nonisolated(nonsending) func next() async throws -> ServerSentEvent? {
         while true {
-            if let event = buffered() { return event }
+            switch try step() {
+            case .event(let event): return event
+            case .ended: return nil
+            case .open: try await open()
+            case .read(let exchange): await exchange.wait()
+            case .receive(let channel): await receive(from: channel)
+            }
+        }
+    }
+
+    /// What ``next()`` does after a synchronous step.
+    private enum Step {
+        case event(ServerSentEvent)
+        case ended
+        /// Start the next attempt (after the reconnection wait).
+        case open
+        /// Wait for the direct attempt's head or bytes.
+        case read(EventStreamExchange)
+        /// Wait for the channel's next item.
+        case receive(EventStreamChannel)
+    }
+
+    /// Hands out a parsed event, or takes in what the running attempt has (its head, bytes, end or
+    /// failure) until there is an event or a wait.
+    @inline(never)
+    private func step() throws -> Step {
+        while true {
+            if let event = buffered() { return .event(event) }
             if finished {
-                guard let error = pendingFailure else { return nil }
+                guard let error = pendingFailure else { return .ended }
                 pendingFailure = nil
                 throw error
             }
-            if channel == nil, direct == nil, failedOpen == nil { try await open() }
-            let item = await nextItem()
-            switch item {
-            case nil:
+            if let error = failedOpen {
+                failedOpen = nil
+                try take(.failed(error))
+            } else if receiveCancelled {
+                receiveCancelled = false
                 throw fail(EventStreamError.transport(cancellation()))
-            case .head(let head)?:
-                try accept(head)
-            case .bytes(let chunk)?:
-                do throws(EventStreamError) {
-                    try parser.parse(chunk, into: &events)
+            } else if let item = received {
+                received = nil
+                try take(item)
+            } else if let direct {
+                let item: EventStreamItem
+                do {
+                    if directHead {
+                        guard let head = try direct.pollHead() else { return .read(direct) }
+                        directHead = false
+                        if (300..<400).contains(head.status.code), head.hasLocation {
+                            // A redirect: the scoped exchange sends the request again and follows it.
+                            direct.close()
+                            self.direct = nil
+                            startProducer(attempt: attempts - 1, lastEventID: attemptLastEventID)
+                            continue
+                        }
+                        item = .head(head)
+                    } else {
+                        switch try direct.poll() {
+                        case .chunk(let chunk): item = .bytes(chunk)
+                        case .end: item = .end
+                        case .pending: return .read(direct)
+                        }
+                    }
                 } catch {
-                    // Events complete before the bad line are still delivered; the error comes after them.
-                    pendingFailure = error
-                    endAttempt()
-                    finished = true
+                    item = .failed(error)
                 }
-            case .end?:
-                parser.finish()
-                endAttempt()
-                guard policy.reconnects, connector.mayReconnect else {
-                    finished = true
-                    continue
-                }
-                scheduleReconnect(failed: acceptedBefore == nil)
-            case .failed(let error)?:
-                parser.finish()
-                endAttempt()
-                try reconnect(after: error)
+                try take(item)
+            } else if let channel {
+                return .receive(channel)
+            } else {
+                return .open
             }
+        }
+    }
+
+    /// Takes in one item of the running attempt.
+    private func take(_ item: EventStreamItem) throws {
+        switch item {
+        case .head(let head):
+            try accept(head)
+        case .bytes(let chunk):
+            do throws(EventStreamError) {
+                try parser.parse(chunk, into: &events)
+            } catch {
+                // Events complete before the bad line are still delivered; the error comes after them.
+                pendingFailure = error
+                endAttempt()
+                finished = true
+            }
+        case .end:
+            parser.finish()
+            endAttempt()
+            guard policy.reconnects, connector.mayReconnect else {
+                finished = true
+                return
+            }
+            scheduleReconnect(failed: acceptedBefore == nil)
+        case .failed(let error):
+            parser.finish()
+            endAttempt()
+            try reconnect(after: error)
         }
     }
 
@@ -115,33 +190,20 @@ package final class EventStreamReader {
 
     // MARK: Attempts
 
-    /// The running attempt's next head, bytes, end or failure; nil when the reading task was cancelled.
-    private nonisolated(nonsending) func nextItem() async -> EventStreamItem? {
-        if let error = failedOpen {
-            failedOpen = nil
-            return .failed(error)
-        }
-        if let direct {
-            if directHead {
-                directHead = false
-                return .head(direct.head)
-            }
-            do {
-                guard let chunk = try await direct.next() else { return .end }
-                return .bytes(chunk)
-            } catch {
-                return .failed(error)
-            }
-        }
-        guard let channel else { return nil }
-        return await withTaskCancellationHandler {
+    /// Waits for the channel's next item and keeps it for ``step()``; cancelling the reading task
+    /// closes the channel.
+    @inline(never)
+    private nonisolated(nonsending) func receive(from channel: EventStreamChannel) async {
+        let item = await withTaskCancellationHandler {
             await channel.receive()
         } onCancel: {
             channel.close()
         }
+        if let item { received = item } else { receiveCancelled = true }
     }
 
     /// Waits the reconnection time (not before the first attempt), then starts the next attempt.
+    @inline(never)
     private nonisolated(nonsending) func open() async throws {
         if attempts > 0, wait > .zero {
             do {
@@ -150,15 +212,22 @@ package final class EventStreamReader {
                 throw fail(EventStreamError.transport(cancellation()))
             }
         }
+        try startAttempt()
+    }
+
+    /// Starts the next attempt: read directly when the connector can, else through a channel.
+    @inline(never)
+    private func startAttempt() throws {
         if Task.isCancelled { throw fail(EventStreamError.transport(cancellation())) }
         let attempt = attempts
         let lastEventID = parser.lastEventID
         let connector = connector
         attempts += 1
         acceptedAt = nil
-        if let openDirect = connector.direct {
+        attemptLastEventID = lastEventID
+        if let startDirect = connector.direct {
             do {
-                if let exchange = try await openDirect(attempt, lastEventID) {
+                if let exchange = try startDirect(attempt, lastEventID) {
                     direct = exchange
                     directHead = true
                     return
@@ -170,7 +239,15 @@ package final class EventStreamReader {
                 return
             }
         }
+        startProducer(attempt: attempt, lastEventID: lastEventID)
+    }
+
+    /// Starts an attempt read through a channel: a task of its own holds the scoped exchange and hands
+    /// its head, chunks and end over.
+    @inline(never)
+    private func startProducer(attempt: Int, lastEventID: String) {
         let channel = EventStreamChannel()
+        let connector = connector
         self.channel = channel
         producer = Task {
             do {

@@ -55,6 +55,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             }
         }
 
+        @inline(never)
         static func eventStreamError(_ error: any Error) -> EventStreamError {
             switch error {
             case let error as EventStreamError: error
@@ -106,7 +107,7 @@ extension CurlSession {
         }
         let connector = EventStreamConnector(
             direct: { [self] attempt, lastEventID in
-                try await openEventStream(try attemptRequest(attempt, lastEventID))
+                try startEventStream(try attemptRequest(attempt, lastEventID))
             },
             connect: { [self] attempt, lastEventID, receive in
                 let wire = try attemptRequest(attempt, lastEventID)

@@ -105,31 +105,46 @@ public struct ResponseBody: AsyncSequence, Sendable {
         }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(TransportError) -> ArraySlice<UInt8>? {
+            while true {
+                switch try poll() {
+                case .chunk(let chunk): return chunk
+                case .end: return nil
+                case .pending: await source.waitForBytes()
+                }
+            }
+        }
+
+        /// The next chunk (decoded), the end, or `.pending` while the transfer has delivered nothing new.
+        /// Synchronous, so that a reader waiting for bytes keeps only a small async frame.
+        @inline(never)
+        mutating func poll() throws(TransportError) -> BodySource.Poll {
             if let refusal { throw refusal }
-            guard !done else { return nil }
+            guard !done else { return .end }
             do {
-                return try await advance(isolation: actor)
+                return try advance()
             } catch {
                 done = true
                 throw error
             }
         }
 
-        private mutating func advance(isolation actor: isolated (any Actor)?) async throws(TransportError) -> ArraySlice<UInt8>? {
+        private mutating func advance() throws(TransportError) -> BodySource.Poll {
             while true {
                 if let decoder, !decoder.needsInput {
                     let output = try decoder.decode()
-                    if !output.isEmpty { return try counted(output[...]) }
+                    if !output.isEmpty { return .chunk(try counted(output[...])) }
                     continue
                 }
-                switch try await source.nextRaw() {
-                case .some(let chunk):
-                    guard let decoder else { return try counted(chunk) }
+                switch try source.pollRaw() {
+                case .chunk(let chunk):
+                    guard let decoder else { return .chunk(try counted(chunk)) }
                     decoder.feed(chunk)
-                case .none:
+                case .end:
                     try decoder?.finish()
                     done = true
-                    return nil
+                    return .end
+                case .pending:
+                    return .pending
                 }
             }
         }
@@ -221,8 +236,18 @@ final class BodySource: Sendable {
         if case .live(let live) = backing, !live.stream.isComplete { live.control.abort() }
     }
 
-    /// The next chunk as received (nil at the end, with the trailers recorded).
-    func nextRaw() async throws(TransportError) -> ArraySlice<UInt8>? {
+    /// What a look at the body found.
+    enum Poll {
+        case chunk(ArraySlice<UInt8>)
+        case end
+        /// Nothing yet: ``waitForBytes()``, then look again.
+        case pending
+    }
+
+    /// The next chunk as received, the end (trailers recorded), or `.pending` while a live transfer has
+    /// delivered nothing new.
+    @inline(never)
+    func pollRaw() throws(TransportError) -> Poll {
         if state.withLock({ $0.scopeEnded }) {
             throw TransportError(
                 .bodyUnavailable, message: "the response body was read after the closure it was handed to returned")
@@ -238,7 +263,7 @@ final class BodySource: Sendable {
                 defer { state.offset = end }
                 return ArraySlice(data[(data.startIndex + state.offset)..<(data.startIndex + end)])
             }
-            return chunk
+            return chunk.map { .chunk($0) } ?? .end
         case .live(let live):
             if let coding = live.unsupportedCoding {
                 live.control.abort()
@@ -250,21 +275,29 @@ final class BodySource: Sendable {
                 live.control.abort()
                 throw live.control.cancellation
             }
-            let next = await withTaskCancellationHandler {
-                await live.stream.next()
-            } onCancel: {
-                live.control.abort()
-            }
-            switch next {
-            case .chunk(let chunk, let resumeLoop):
+            switch live.stream.poll() {
+            case .chunk(let chunk, let resumeLoop)?:
                 if resumeLoop { live.control.resume(.receive) }
-                return chunk
-            case .end(.complete(let trailers)):
+                return .chunk(chunk)
+            case .end(.complete(let trailers))?:
                 state.withLock { $0.trailers = trailers }
-                return nil
-            case .end(.failed(let error)):
+                return .end
+            case .end(.failed(let error))?:
                 throw error
+            case nil:
+                return .pending
             }
+        }
+    }
+
+    /// Returns once a live transfer has delivered a chunk or ended. Cancelling the waiting task aborts
+    /// the transfer (which ends it).
+    func waitForBytes() async {
+        guard case .live(let live) = backing else { return }
+        await withTaskCancellationHandler {
+            await live.stream.waitForData()
+        } onCancel: {
+            live.control.abort()
         }
     }
 }

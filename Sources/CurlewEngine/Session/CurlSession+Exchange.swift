@@ -7,15 +7,20 @@ extension CurlSession {
     /// The streamed parts a transfer of `request` needs; nil when both bodies are in memory (the common
     /// case, which costs nothing here). Trailers of bodies known up front are computed now.
     func streams(for request: TransportRequest, streamedResponse: Bool) async throws(TransportError) -> TransferStreams? {
+        var trailers: HTTPFields?
+        if request.body?.isStream != true, let source = request.body?.trailerSource {
+            trailers = try await Self.trailers(from: source, for: request)
+        }
+        return streams(for: request, streamedResponse: streamedResponse, trailers: trailers)
+    }
+
+    /// The streamed parts a transfer of `request` needs, given the trailers of a body known up front.
+    func streams(for request: TransportRequest, streamedResponse: Bool, trailers: HTTPFields?) -> TransferStreams? {
         let body = request.body
         let sendsTrailers = body?.hasTrailers ?? false
         var producer: BodyProducer?
         if case .stream(let stream) = body?.storage { producer = stream }
         guard streamedResponse || producer != nil || sendsTrailers else { return nil }
-        var trailers: HTTPFields?
-        if producer == nil, let source = body?.trailerSource {
-            trailers = try await Self.trailers(from: source, for: request)
-        }
         // A request with its own receive buffer (an event stream) also holds less unread.
         let receiveBuffer = request.options.receiveBufferSize
         return TransferStreams(

@@ -143,18 +143,27 @@ extension CurlSession {
     }
 
     /// Submits a streamed transfer and waits for its head; cancelling the calling task aborts it.
+    @inline(never)
     static func submitStreamed(
         _ transfer: Transfer, control: TransferControl, response: ResponseStream, loop: EventLoop
     ) async throws(TransportError) -> ResponseHead {
+        submit(transfer, loop: loop)
+        while true {
+            if let head = try response.pollHead() { return head }
+            await withTaskCancellationHandler {
+                await response.waitForHead()
+            } onCancel: {
+                control.abort()
+            }
+        }
+    }
+
+    /// Hands a streamed transfer to the loop (it fails at once when the session was shut down).
+    @inline(never)
+    static func submit(_ transfer: Transfer, loop: EventLoop) {
         if transfer.attachStreamed(), !loop.enqueue(.submit(transfer)) {
             transfer.finish(.failure(transfer.request.error(.sessionShutDown, "the session was shut down")))
         }
-        let arrived = await withTaskCancellationHandler {
-            await response.head()
-        } onCancel: {
-            control.abort()
-        }
-        return try arrived.get()
     }
 
     /// The body of a streamed transfer whose head arrived, decoded as ``decoding(of:for:automaticDecompression:)`` says.
