@@ -130,23 +130,24 @@ import Testing
     }
 
     @Test func aSlowButSteadyServerIsNotIdle() async throws {
-        let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n".utf8)
+        let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n".utf8)
         let handler: @Sendable (ServerRequest) async -> ServerReply = { _ in
-            .drip(head: head, chunk: [0x73], interval: .milliseconds(200), count: 20, after: .keepOpen)
+            .drip(head: head, chunk: [0x73], interval: .milliseconds(200), count: 40, after: .keepOpen)
         }
-        // 200 ms between bytes against a 3 s idle timeout, over 4 s in all: with every suite running at
-        // once, a 2-core machine has held a loopback server's drips back by 1.5 s.
+        // 200 ms between bytes against a 6 s idle timeout, over 8 s in all. The margin is wide: with
+        // every suite running at once, a 2-core machine has held the loopback server back for more
+        // than 3 s (its handler starts on the task pool, which CPU-bound suites keep busy).
         var configuration = SessionConfiguration()
-        configuration.idleTimeout = .seconds(3)
+        configuration.idleTimeout = .seconds(6)
         try await withServerAndSession(configuration: configuration, handler: handler) { server, session in
             let started = ContinuousClock.now
             let response = try await session.execute(TransportRequest(url: server.url("/")))
             let elapsed = ContinuousClock.now - started
             #expect(response.status.code == 200)
-            #expect(response.body.text == String(repeating: "s", count: 20))
+            #expect(response.body.text == String(repeating: "s", count: 40))
             // The transfer outlived the idle timeout: each byte restarted it. (A lower bound the
             // server's pacing guarantees; a loaded machine can only lengthen the interval.)
-            #expect(elapsed >= .milliseconds(3800), "completed after \(elapsed)")
+            #expect(elapsed >= .milliseconds(7800), "completed after \(elapsed)")
         }
     }
 

@@ -31,15 +31,7 @@ public struct MiddlewareNext: Sendable {
         handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
         if context.collectsBody {
-            let response: TransportResponse
-            do {
-                response = try await transport.execute(request)
-            } catch {
-                throw CurlewError(error)
-            }
-            let body = ResponseBody(response: response)
-            defer { body.endScope() }
-            return try await handler(ResponseHead(response), body)
+            return try await collected(request, transport: transport, handler: handler)
         }
         do {
             return try await transport.perform(request, isolation: #isolation) { head, body in
@@ -52,6 +44,24 @@ public struct MiddlewareNext: Sendable {
         } catch {
             throw .underlying(error, nil)
         }
+    }
+
+    /// The transport's complete response, handed to `handler` as a body read from memory. Apart from
+    /// the streamed path: a stream holds that path's frames for its whole life, and they need not hold
+    /// a response.
+    @inline(never)
+    nonisolated(nonsending) private static func collected<Return>(
+        _ request: TransportRequest, transport: any HTTPTransport, handler: ResponseHandler<Return>
+    ) async throws(CurlewError) -> Return {
+        let response: TransportResponse
+        do {
+            response = try await transport.execute(request)
+        } catch {
+            throw CurlewError(error)
+        }
+        let body = ResponseBody(response: response)
+        defer { body.endScope() }
+        return try await handler(ResponseHead(response), body)
     }
 }
 

@@ -95,10 +95,53 @@ extension Provider {
 
     /// One connection attempt: the request built and sent through the chain, the head through the
     /// plugins, then `receive` with the head and body.
+    ///
+    /// The attempt's request and context are kept in one object, and the head's stages run in a
+    /// function of their own: the frames around `receive` stay allocated while the stream is open.
     private nonisolated func connect(
         _ target: Target, attempt: Int, lastEventID: String, policy: EventStreamPolicy, replaying: Bool,
         attempts: EventStreamAttempts?, receive: EventStreamConnector.Receive
     ) async throws {
+        let sending = try await prepareAttempt(
+            target, attempt: attempt, lastEventID: lastEventID, policy: policy, replaying: replaying)
+        var headArrived = false
+        do throws(CurlewError) {
+            let chain = MiddlewareNext(members: members, index: 0, transport: session)
+            try await chain(sending.request, sending.context) { head, body throws(CurlewError) in
+                headArrived = true
+                let (head, body) = try await accept(head, body: body, of: sending, target: target, attempts: attempts)
+                do {
+                    try await receive(head, body)
+                } catch {
+                    throw .underlying(HandlerFailure(error: error), nil)
+                }
+            }
+        } catch {
+            if case .underlying(let failure as HandlerFailure, _) = error { throw failure.error }
+            guard !headArrived else { throw error }
+            throw await finish(.failure(error), target: target)
+        }
+    }
+
+    /// An attempt's request and middleware context, once built.
+    private final class AttemptRequest: Sendable {
+        let request: TransportRequest
+        let context: MiddlewareContext
+        let stub: StubBehavior
+
+        init(request: TransportRequest, context: MiddlewareContext, stub: StubBehavior) {
+            self.request = request
+            self.context = context
+            self.stub = stub
+        }
+    }
+
+    /// Builds an attempt's request (endpoint, request closure, the event-stream fields) and shows it to
+    /// the plugins.
+    @inline(never)
+    private nonisolated func prepareAttempt(
+        _ target: Target, attempt: Int, lastEventID: String, policy: EventStreamPolicy, replaying: Bool
+    ) async throws -> AttemptRequest {
         let endpoint = endpointClosure(target)
         var request: TransportRequest
         switch await prepareRequest(endpoint, target: target) {
@@ -118,30 +161,23 @@ extension Provider {
         }
         var context = MiddlewareContext(target: target, endpoint: endpoint, logger: logger, collectsBody: false, stub: stub)
         context.reconnection = attempt
-        let sent = request
-        var headArrived = false
-        do throws(CurlewError) {
-            let chain = MiddlewareNext(members: members, index: 0, transport: session)
-            try await chain(request, context) { head, body throws(CurlewError) in
-                headArrived = true
-                var head = head
-                // A stub's sample data is an event stream whatever type its sample response names.
-                if stub != .never, head.status.code == 200, head.headerFields[.contentType] == nil {
-                    head.headerFields[.contentType] = "text/event-stream"
-                }
-                let response = try await finishing(.success(ApiResponse(head: head, request: sent)), target: target).get()
-                attempts?.set(head: head, request: sent)
-                do {
-                    try await receive(head, response.isStreamed ? body : ResponseBody(data: response.data))
-                } catch {
-                    throw .underlying(HandlerFailure(error: error), nil)
-                }
-            }
-        } catch {
-            if case .underlying(let failure as HandlerFailure, _) = error { throw failure.error }
-            guard !headArrived else { throw error }
-            throw await finish(.failure(error), target: target)
+        return AttemptRequest(request: request, context: context, stub: stub)
+    }
+
+    /// Runs an attempt's head through the plugins and validation; returns the head and body to read.
+    @inline(never)
+    private nonisolated func accept(
+        _ head: ResponseHead, body: ResponseBody, of sending: AttemptRequest, target: Target,
+        attempts: EventStreamAttempts?
+    ) async throws(CurlewError) -> (ResponseHead, ResponseBody) {
+        var head = head
+        // A stub's sample data is an event stream whatever type its sample response names.
+        if sending.stub != .never, head.status.code == 200, head.headerFields[.contentType] == nil {
+            head.headerFields[.contentType] = "text/event-stream"
         }
+        let response = try await finishing(.success(ApiResponse(head: head, request: sending.request)), target: target).get()
+        attempts?.set(head: head, request: sending.request)
+        return (head, response.isStreamed ? body : ResponseBody(data: response.data))
     }
 }
 

@@ -102,4 +102,15 @@ final class EventStreamChannel: Sendable {
         sender?.resume(returning: false)
         receiver?.resume(returning: nil)
     }
+
+    /// Sends a body's chunks and then its end, until the channel is closed. A function of its own: the
+    /// producer holds this frame while the stream is open, and it holds nothing of the head.
+    @inline(never)
+    func forward(_ body: ResponseBody) async throws {
+        var iterator = body.makeAsyncIterator()
+        while let chunk = try await iterator.next() {
+            guard await send(.bytes(chunk)) else { return }
+        }
+        _ = await send(.end)
+    }
 }

@@ -253,11 +253,7 @@ package final class EventStreamReader {
             do {
                 try await connector.connect(attempt, lastEventID) { head, body in
                     guard await channel.send(.head(head)) else { return }
-                    var iterator = body.makeAsyncIterator()
-                    while let chunk = try await iterator.next() {
-                        guard await channel.send(.bytes(chunk)) else { return }
-                    }
-                    _ = await channel.send(.end)
+                    try await channel.forward(body)
                 }
             } catch {
                 _ = await channel.send(.failed(error))

@@ -23,27 +23,35 @@ public struct ResponseBody: AsyncSequence, Sendable {
     public typealias Failure = TransportError
 
     let source: BodySource
+    /// Boxed: a body is held across waits by every frame it passes through, so it stays two words.
+    private let complete: CompleteResponse?
+
     /// For a body handed out from a complete response (``init(response:)``), that response: a buffered
     /// caller takes it as it is instead of reading the chunks.
-    package let completeResponse: TransportResponse?
+    package var completeResponse: TransportResponse? { complete?.response }
+
+    private final class CompleteResponse: Sendable {
+        let response: TransportResponse
+        init(_ response: TransportResponse) { self.response = response }
+    }
 
     init(_ source: BodySource) {
         self.source = source
-        completeResponse = nil
+        complete = nil
     }
 
     /// A body that hands out a complete response's body, in chunks of at most 64 KiB, followed by its
     /// trailer fields.
     public init(response: TransportResponse) {
         source = BodySource(.buffered(response.body, chunkSize: 64 * 1024, trailers: response.trailerFields))
-        completeResponse = response
+        complete = CompleteResponse(response)
     }
 
     /// A body that hands out `data` (for stubs and test transports), in chunks of at most `chunkSize`
     /// bytes, followed by `trailers`.
     public init(data: Data, trailers: HTTPFields? = nil, chunkSize: Int = 64 * 1024) {
         source = BodySource(.buffered(data, chunkSize: Swift.max(1, chunkSize), trailers: trailers))
-        completeResponse = nil
+        complete = nil
     }
 
     /// Marks the end of the scope the body was handed out for: later reads fail with
@@ -89,14 +97,20 @@ public struct ResponseBody: AsyncSequence, Sendable {
     /// Reads the chunks of a ``ResponseBody``.
     public struct Iterator: AsyncIteratorProtocol {
         let source: BodySource
-        private var refusal: TransportError?
+        /// Why the body cannot be read (boxed: the iterator is held across waits, so it stays small).
+        private let refusal: Refusal?
         private var decoder: ContentDecoder?
         private var decoded = 0
         private var done = false
 
+        private final class Refusal: Sendable {
+            let error: TransportError
+            init(_ error: TransportError) { self.error = error }
+        }
+
         init(source: BodySource, refusal: TransportError?) {
             self.source = source
-            self.refusal = refusal
+            self.refusal = refusal.map(Refusal.init)
             decoder = source.makeDecoder()
         }
 
@@ -118,7 +132,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
         /// Synchronous, so that a reader waiting for bytes keeps only a small async frame.
         @inline(never)
         mutating func poll() throws(TransportError) -> BodySource.Poll {
-            if let refusal { throw refusal }
+            if let refusal { throw refusal.error }
             guard !done else { return .end }
             do {
                 return try advance()

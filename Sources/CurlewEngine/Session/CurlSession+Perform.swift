@@ -34,7 +34,8 @@ extension CurlSession {
 
     private enum Hop<Return> {
         case done(Return)
-        case follow(TransportRequest, ResponseHead)
+        /// Follow the walk's `next` request.
+        case follow
     }
 
     /// Follows redirects hop by hop and runs `handler` with the final response. `sessionTotalTimeout`
@@ -43,75 +44,23 @@ extension CurlSession {
         _ request: TransportRequest, isolation: isolated (any Actor)?, sessionTotalTimeout: Bool = true,
         handler: (ResponseHead, ResponseBody) async throws -> Return
     ) async throws -> Return {
-        let started = MonotonicClock.now()
-        let request = try request.applyingCompression()
-        // Event streams have none: they are meant to last, and the idle timeout watches them.
-        let sessionTotal = sessionTotalTimeout && !request.options.eventStream ? configuration.totalTimeout : nil
-        let total = request.timeout.map { UInt64(max(1, $0.nanoseconds)) } ?? sessionTotal.map {
-            UInt64(max(1, $0.nanoseconds))
-        }
-        let deadline = total.map { started &+ $0 }
-        let policy = request.redirectPolicy ?? configuration.redirectPolicy
-        let detectsLoops = !(configuration.cookies.isEnabled && request.options.handlesCookies != false)
-        var current = request
-        var prepared = try PreparedRequest(request, urls: urls)
-        var chain: [RedirectStep] = []
-        var visited: Set<String> = ["\(request.method.rawValue) \(request.url)"]
-        var queued = Duration.zero
-        var hopStarted = started
+        // The walk's state lives in one object: these frames stay allocated while the body is read,
+        // which for a stream is its whole life.
+        let walk = try RedirectWalk(request, session: self, sessionTotalTimeout: sessionTotalTimeout)
         while true {
-            let origin = prepared.url.poolKey
-            let isRedirectHop = !chain.isEmpty
             let hop: Hop<Return> = try await streamedHop(
-                prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: hopStarted, isolation: isolation
+                walk.prepared, deadline: walk.deadline, isRedirectHop: !walk.chain.isEmpty, submitted: walk.hopStarted,
+                isolation: isolation
             ) { head, body in
-                queued += head.timings.queued
-                if (300..<400).contains(head.status.code), head.hasLocation {
-                    let target = head.redirectURL.flatMap { url in parse(url).map { (url: url, key: $0.poolKey) } }
-                    let decision = RedirectRules.decide(
-                        request: current, origin: origin, status: head.status.code, hasLocation: true, target: target,
-                        policy: policy, hopsSoFar: chain.count, visited: visited, detectsLoops: detectsLoops)
-                    switch decision {
-                    case .returnResponse:
-                        break
-                    case .fail(let code, let message):
-                        throw refusal(code, message, request: current, head: head)
-                    case .follow(let next, let leavesOrigin):
-                        var follows = true
-                        if case .custom(let decide) = policy.mode {
-                            let step = RedirectHop(
-                                from: current.url, status: head.status, to: next.url, nextRequest: next,
-                                hopsSoFar: chain.count, leavesOrigin: leavesOrigin)
-                            switch await decide(step) {
-                            case .follow: break
-                            case .stop: follows = false
-                            case .refuse:
-                                throw refusal(.redirectRefused, "the redirect policy refused the redirect", request: current, head: head)
-                            }
-                        }
-                        if follows {
-                            await Self.skip(body)
-                            return .follow(next, head)
-                        }
-                    }
+                if try walk.redirects(after: head, session: self), try await walk.policyFollows(head) {
+                    await Self.skip(body)
+                    return .follow
                 }
-                var final = head
-                if !chain.isEmpty {
-                    final.redirects = chain
-                    final.timings.queued = queued
-                    final.timings.redirect = .nanoseconds(Int64(clamping: hopStarted &- started))
-                }
-                return .done(try await handler(final, body))
+                return .done(try await handler(walk.final(head), body))
             }
             switch hop {
-            case .done(let result):
-                return result
-            case .follow(let next, let head):
-                chain.append(RedirectStep(url: current.url, status: head.status))
-                visited.insert("\(next.method.rawValue) \(next.url)")
-                prepared = try PreparedRequest(next, urls: urls)
-                current = next
-                hopStarted = MonotonicClock.now()
+            case .done(let result): return result
+            case .follow: try walk.advance(session: self)
             }
         }
     }
@@ -201,14 +150,5 @@ extension CurlSession {
         var skipped = 0
         var iterator = body.makeAsyncIterator()
         while skipped < 64 * 1024, let chunk = try? await iterator.next() { skipped += chunk.count }
-    }
-
-    private func refusal(
-        _ code: TransportError.Code, _ message: String, request: TransportRequest, head: ResponseHead
-    ) -> TransportError {
-        var error = TransportError(
-            code, message: "\(message) (HTTP \(head.status.code))", url: request.url, method: request.method.rawValue)
-        error.location = head.redirectURL ?? head.headerFields[.location]
-        return error
     }
 }

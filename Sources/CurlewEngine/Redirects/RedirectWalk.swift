@@ -1,0 +1,119 @@
+// Curlew — the state of a streamed request's walk through its redirects, hop by hop.
+
+import HTTPTypes
+
+/// One streamed request's redirects: the request of the current hop, the hops so far and what the
+/// rules need to decide on the next. Used by one task at a time (the one performing the request).
+///
+/// A class, so that the async frames of the scoped exchange hold one reference instead of the
+/// requests, the chain and the visited set: those frames stay allocated for as long as the body is
+/// read, which for a stream is its whole life.
+final class RedirectWalk {
+    let started: UInt64
+    let deadline: UInt64?
+    private let policy: RedirectPolicy
+    private let detectsLoops: Bool
+    /// The current hop's request, as given and as prepared for the engine.
+    private var current: TransportRequest
+    private(set) var prepared: PreparedRequest
+    private(set) var chain: [RedirectStep] = []
+    private var visited: Set<String>
+    private var queued = Duration.zero
+    private(set) var hopStarted: UInt64
+    /// The request of the next hop, once a redirect is to be followed; its head.
+    private var next: (request: TransportRequest, leavesOrigin: Bool, head: ResponseHead)?
+
+    /// `sessionTotalTimeout` false leaves the session's total timeout out (downloads), keeping the
+    /// request's own.
+    init(_ request: TransportRequest, session: CurlSession, sessionTotalTimeout: Bool) throws(TransportError) {
+        let started = MonotonicClock.now()
+        let request = try request.applyingCompression()
+        let configuration = session.configuration
+        // Event streams have none: they are meant to last, and the idle timeout watches them.
+        let sessionTotal = sessionTotalTimeout && !request.options.eventStream ? configuration.totalTimeout : nil
+        let total = request.timeout.map { UInt64(max(1, $0.nanoseconds)) } ?? sessionTotal.map {
+            UInt64(max(1, $0.nanoseconds))
+        }
+        self.started = started
+        deadline = total.map { started &+ $0 }
+        policy = request.redirectPolicy ?? configuration.redirectPolicy
+        detectsLoops = !(configuration.cookies.isEnabled && request.options.handlesCookies != false)
+        current = request
+        prepared = try PreparedRequest(request, urls: session.urls)
+        visited = ["\(request.method.rawValue) \(request.url)"]
+        hopStarted = started
+    }
+
+    /// Whether `head` is a redirect the rules follow (a custom policy is asked next, by
+    /// ``policyFollows(_:)``); throws when the rules refuse it.
+    @inline(never)
+    func redirects(after head: ResponseHead, session: CurlSession) throws(TransportError) -> Bool {
+        queued += head.timings.queued
+        next = nil
+        guard (300..<400).contains(head.status.code), head.hasLocation else { return false }
+        let target = head.redirectURL.flatMap { url in session.parse(url).map { (url: url, key: $0.poolKey) } }
+        let decision = RedirectRules.decide(
+            request: current, origin: prepared.url.poolKey, status: head.status.code, hasLocation: true,
+            target: target, policy: policy, hopsSoFar: chain.count, visited: visited, detectsLoops: detectsLoops)
+        switch decision {
+        case .returnResponse:
+            return false
+        case .fail(let code, let message):
+            throw Self.refusal(code, message, request: current, head: head)
+        case .follow(let request, let leavesOrigin):
+            next = (request, leavesOrigin, head)
+            return true
+        }
+    }
+
+    /// Whether the redirect found by ``redirects(after:session:)`` is followed: a custom policy decides;
+    /// throws when it refuses.
+    @inline(never)
+    func policyFollows(_ head: ResponseHead) async throws(TransportError) -> Bool {
+        guard case .custom(let decide) = policy.mode, let next else { return true }
+        let step = RedirectHop(
+            from: current.url, status: head.status, to: next.request.url, nextRequest: next.request,
+            hopsSoFar: chain.count, leavesOrigin: next.leavesOrigin)
+        switch await decide(step) {
+        case .follow:
+            return true
+        case .stop:
+            self.next = nil
+            return false
+        case .refuse:
+            throw Self.refusal(.redirectRefused, "the redirect policy refused the redirect", request: current, head: head)
+        }
+    }
+
+    /// The head handed to the caller: with the redirects that led to it and their time.
+    @inline(never)
+    func final(_ head: ResponseHead) -> ResponseHead {
+        guard !chain.isEmpty else { return head }
+        var final = head
+        final.redirects = chain
+        final.timings.queued = queued
+        final.timings.redirect = .nanoseconds(Int64(clamping: hopStarted &- started))
+        return final
+    }
+
+    /// Moves on to the redirect being followed.
+    @inline(never)
+    func advance(session: CurlSession) throws(TransportError) {
+        guard let next else { return }
+        self.next = nil
+        chain.append(RedirectStep(url: current.url, status: next.head.status))
+        visited.insert("\(next.request.method.rawValue) \(next.request.url)")
+        prepared = try PreparedRequest(next.request, urls: session.urls)
+        current = next.request
+        hopStarted = MonotonicClock.now()
+    }
+
+    private static func refusal(
+        _ code: TransportError.Code, _ message: String, request: TransportRequest, head: ResponseHead
+    ) -> TransportError {
+        var error = TransportError(
+            code, message: "\(message) (HTTP \(head.status.code))", url: request.url, method: request.method.rawValue)
+        error.location = head.redirectURL ?? head.headerFields[.location]
+        return error
+    }
+}
