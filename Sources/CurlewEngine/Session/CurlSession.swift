@@ -80,8 +80,7 @@ public final class CurlSession: HTTPTransport, Sendable {
         let response = try await run(prepared, deadline: deadline, isRedirectHop: false, submitted: started)
         // The common case pays nothing for redirects: only a 3xx with a Location goes further.
         guard (300..<400).contains(response.status.code), response.hasLocation else { return response }
-        return try await followRedirects(
-            from: response, of: request, origin: prepared.url.poolKey, started: started, deadline: deadline)
+        return try await followRedirects(from: response, of: request, prepared: prepared, started: started, deadline: deadline)
     }
 
     /// Runs one transfer (one hop) through the loop.
