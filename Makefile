@@ -9,7 +9,7 @@ APT_PACKAGES = libcurl4-openssl-dev zlib1g-dev ca-certificates
 # starving the timing-bound tests (a 0.5 s sleep took 15 s with every test running at once).
 TSAN_ENV = CURLEW_SKIP_HEAVY=1 SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=4 TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/tsan-suppressions.txt
 
-.PHONY: all deps test-deps build test test-tsan docs demo bench bench-smoke bench-deps bench-smoke-deps apt-packages clean
+.PHONY: all deps test-deps build test test-tsan test-libcurl docs demo bench bench-smoke bench-deps bench-smoke-deps apt-packages clean
 
 all: build
 
@@ -46,6 +46,21 @@ test: test-deps
 
 test-tsan: test-deps
 	$(TSAN_ENV) $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
+# The suite on another libcurl, without rebuilding: `make test-libcurl LIBCURL=<folder with libcurl.so.4>`
+# (a colon-separated list when the library needs folders of its own too). The debug build (headers from
+# the system's libcurl4-openssl-dev) runs with the dynamic linker finding that library first. The floor
+# probe runs first: a library below Curlew's floor must be refused by a session and by a provider's default
+# session (then the suite is not run); a supported one runs the whole suite.
+test-libcurl: test-deps
+	@test -n "$(LIBCURL)" || { echo "usage: make test-libcurl LIBCURL=<folder holding libcurl.so.4>"; exit 2; }
+	$(SWIFT) build --build-tests
+	@status=0; LD_LIBRARY_PATH="$(LIBCURL)" .build/debug/LibcurlFloorProbe || status=$$?; \
+	case $$status in \
+		0) LD_LIBRARY_PATH="$(LIBCURL)" .build/debug/CurlewPackageTests.xctest --testing-library swift-testing ;; \
+		3) echo "libcurl in $(LIBCURL) is below Curlew's floor and was refused both ways; the suite is not run" ;; \
+		*) echo "the floor probe failed (status $$status)"; exit 1 ;; \
+	esac
 
 # The DocC documentation of Curlew, CurlewEngine and CurlewTesting, with every symbol link and
 # @Snippet path checked (warnings are errors). CURLEW_CI=1 adds the DocC plugin to the manifest.

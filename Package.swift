@@ -99,6 +99,10 @@ let package = Package(
         // DownloadTests' real disk-full test runs it in a tmpfs of its own: downloads one URL, prints how it ended.
         .executableTarget(
             name: "DownloadProbe", dependencies: ["CurlewEngine"], path: "Tests/DownloadProbe", swiftSettings: strict),
+        // Run against a libcurl below the floor by `make test-libcurl` and CI: both ways in must refuse it.
+        .executableTarget(
+            name: "LibcurlFloorProbe", dependencies: ["Curlew", "CurlewEngine"], path: "Tests/LibcurlFloorProbe",
+            swiftSettings: strict),
         .testTarget(
             name: "CurlewEngineTests",
             dependencies: [

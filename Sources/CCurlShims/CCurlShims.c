@@ -102,6 +102,10 @@ CURLcode curlew_easy_getinfo_string(CURL *easy, CURLINFO info, const char **valu
     return curl_easy_getinfo(easy, info, value);
 }
 
+CURLcode curlew_easy_getinfo_socket(CURL *easy, CURLINFO info, curl_socket_t *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
 CURLcode curlew_easy_getinfo_slist(CURL *easy, CURLINFO info, struct curl_slist **value) {
     return curl_easy_getinfo(easy, info, value);
 }
@@ -131,6 +135,16 @@ int curlew_thread_id(void) {
     return (int)syscall(SYS_gettid);
 }
 
-const curl_version_info_data *curlew_version_info(void) {
-    return curl_version_info(CURLVERSION_NOW);
+curlew_runtime_info curlew_runtime(void) {
+    curlew_runtime_info info;
+    memset(&info, 0, sizeof info);
+    // Asking for the first age: a library returns its own struct, of its own age, and every one of
+    // them starts with these fields.
+    const curl_version_info_data *data = curl_version_info(CURLVERSION_FIRST);
+    if (data == NULL) return info;
+    info.version_num = data->version_num;
+    info.features = data->features;
+    info.has_libz = data->libz_version != NULL;
+    info.ssl_version = data->ssl_version;
+    return info;
 }

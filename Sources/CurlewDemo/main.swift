@@ -11,6 +11,16 @@ LoggingSystem.bootstrap { label in
     return handler
 }
 
+// The one session the demo uses. It refuses a libcurl older than Curlew's floor with a typed error
+// naming both versions.
+let session: CurlSession
+do {
+    session = try CurlSession()
+} catch {
+    print("Cannot start a Curlew session: \(error)")
+    exit(1)
+}
+
 let server = try await DemoAPI.start()
 print("Embedded demo API listening on \(server.baseURL)\n")
 
@@ -18,7 +28,6 @@ func section(_ title: String) { print("\n== \(title) ==") }
 
 // 1. The engine on its own.
 section("1. The engine: CurlSession.execute")
-let session = try CurlSession()
 let zen = try await session.execute(TransportRequest(url: server.url("/zen")))
 print("GET /zen -> \(zen.status.code) \(zen.httpVersion.rawValue): \"\(String(decoding: zen.body, as: UTF8.self))\"")
 print("   connection reused: \(zen.connectionReused), total \(zen.timings.total), first byte \(zen.timings.firstByte)")

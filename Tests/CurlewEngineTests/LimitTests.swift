@@ -1,6 +1,6 @@
 // Curlew — response-size limits hold for announced, chunked and compressed bodies.
 
-import CurlewEngine
+@testable import CurlewEngine
 import CurlewTestSupport
 import CurlewTesting
 import Foundation
@@ -57,6 +57,79 @@ import Testing
             #expect(error?.code == .bodyTooLarge)
             #expect(session.statistics.largestTransferBuffer <= 2 * 1024 * 1024)
             #expect(session.statistics.bufferedBytes == 0)
+        }
+    }
+}
+
+/// Content codings stacked in layers: libcurl 7.88 and later refuse more than its cap itself
+/// (CURLE_BAD_CONTENT_ENCODING); before, it decoded every layer, and the engine refuses the response before
+/// its body (``CurlQuirks/contentCodingChainUnbounded``). A few layers decode on every version.
+@Suite struct StackedCodingTests {
+    /// `layers` gzip layers over `text`, announced over `lines` `Content-Encoding` fields (as evenly as
+    /// they go), and the response.
+    static func stacked(_ text: String, layers: Int, lines: Int) -> (body: [UInt8], headers: [(String, String)]) {
+        var body = Array(text.utf8)
+        for _ in 0..<layers { body = Compression.gzip(body) }
+        let perLine = (layers + lines - 1) / lines
+        var headers: [(String, String)] = []
+        var left = layers
+        while left > 0 {
+            let count = min(perLine, left)
+            headers.append(("Content-Encoding", Array(repeating: "gzip", count: count).joined(separator: ", ")))
+            left -= count
+        }
+        return (body, headers)
+    }
+
+    @Test(arguments: [1, 5, 10])
+    func tenLayersAreRefusedOverOneLineOrMany(lines: Int) async throws {
+        let (body, headers) = Self.stacked("hello", layers: 10, lines: lines)
+        let configuration = SessionConfiguration()
+        // From 7.84 libcurl refuses a line of more than 4 codings itself; from 7.88, more than 5 in all.
+        let libcurlCapsTheLine = CurlSession.libcurl.version >= LibcurlVersion(7, 84, 0) && lines == 1
+        try await withServerAndSession(configuration: configuration, handler: { _ in
+            .respond(status: 200, headers: headers, body: body)
+        }) { server, session in
+            let error = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            #expect(error?.code == .badContentEncoding, "\(String(describing: error))")
+            if configuration.quirks.contentCodingChainUnbounded, !libcurlCapsTheLine {
+                #expect(error?.message == "the response stacks 10 content codings; at most 5 are decoded")
+                #expect(error?.curlCode == nil)
+            } else {
+                #expect(error?.curlCode == 61)  // CURLE_BAD_CONTENT_ENCODING
+            }
+        }
+    }
+
+    /// The engine's check, forced with a cap below libcurl's own so that it is reached on any version: 3
+    /// layers over 2 lines, at most 2.
+    @Test func theEnginesCheckRefusesBeforeTheBody() async throws {
+        let (body, headers) = Self.stacked("hello", layers: 3, lines: 2)
+        var configuration = SessionConfiguration()
+        configuration.quirks.contentCodingChainUnbounded = true
+        configuration.quirks.maximumContentCodings = 2
+        try await withServerAndSession(configuration: configuration, handler: { _ in
+            .respond(status: 200, headers: headers, body: body)
+        }) { server, session in
+            let error = await transportError { try await session.execute(TransportRequest(url: server.url("/"))) }
+            #expect(error?.code == .badContentEncoding)
+            #expect(error?.message == "the response stacks 3 content codings; at most 2 are decoded")
+            #expect(error?.curlCode == nil)
+            // Without automatic decompression libcurl decodes nothing, and the bytes come as sent.
+            var raw = configuration
+            raw.automaticDecompression = false
+            let plain = try CurlSession(configuration: raw)
+            let response = try await plain.execute(TransportRequest(url: server.url("/")))
+            await plain.shutdown()
+            #expect(Array(response.body) == body)
+        }
+    }
+
+    @Test func threeLayersDecode() async throws {
+        let (body, headers) = Self.stacked("three layers", layers: 3, lines: 2)
+        try await withServerAndSession(handler: { _ in .respond(status: 200, headers: headers, body: body) }) { server, session in
+            let response = try await session.execute(TransportRequest(url: server.url("/")))
+            #expect(response.body.text == "three layers")
         }
     }
 }

@@ -2,7 +2,7 @@
 // answer during an upload, sending again after a 307 or on libcurl's retry of a dead connection, lengths
 // that do not match, producers that throw, framing, Expect and a slow HTTP/2 reader.
 
-import CurlewEngine
+@testable import CurlewEngine
 import CurlewTestSupport
 import CurlewTesting
 import Foundation
@@ -63,11 +63,20 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     }
 
     /// Over HTTP/2 the response, without a length, ends (the server's END_STREAM) before the request body
-    /// does: once the producer returns, the exchange completes at once. libcurl 7.88 sees such a stream
-    /// close inside its send path and would leave the transfer running until the idle timeout; the
-    /// engine has curl run it once more after the body's end.
-    @Test func theExchangeCompletesWhenTheBodyEndsAfterTheResponse() async throws {
-        try await withStreamServerAndSession(.http2, configure: { $0.idleTimeout = .seconds(30) }) { server, session in
+    /// does: once the producer returns, the exchange completes at once. libcurl before 8.5 (and 8.10.0)
+    /// would leave the transfer running until the idle timeout (the engine has curl run it once more after
+    /// the body's end); from 8.10.1 libcurl fails the send that ends the body (the engine takes that
+    /// failure back: the response was whole). Both fallbacks are also run forced, which holds on every
+    /// version.
+    @Test(arguments: [false, true])
+    func theExchangeCompletesWhenTheBodyEndsAfterTheResponse(fallbacksForced: Bool) async throws {
+        try await withStreamServerAndSession(.http2, configure: {
+            $0.idleTimeout = .seconds(30)
+            if fallbacksForced {
+                $0.quirks.endedStreamNeedsAnotherRun = true
+                $0.quirks.uploadAfterCompleteResponseFails = true
+            }
+        }) { server, session in
             let (proceed, go) = AsyncStream<Void>.makeStream()
             let body = RequestBody.stream { writer in
                 try await writer.write("first")
@@ -211,12 +220,19 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
         }
     }
 
-    /// libcurl 7.88 frees memory twice when an easy handle that sent trailers uploads again — its own
-    /// retry on a dead reused connection does that. A request with trailers therefore opens a connection
-    /// of its own and its handle is not reused: trailer uploads in a row, then uploads without, all work.
-    @Test func requestsWithTrailersNeverReuseAConnectionOrAHandle() async throws {
+    /// libcurl before 8.7 frees memory twice when an easy handle that sent trailers uploads again — its
+    /// own retry on a dead reused connection does that. There a request with trailers opens a connection of
+    /// its own and its handle is not reused (``CurlQuirks/trailersSpoilTheHandle``; also run forced,
+    /// which holds on every version); from 8.7 both are reused. Either way, trailer uploads in a row, then
+    /// uploads without, all work.
+    @Test(arguments: [false, true])
+    func requestsWithTrailersReuseAConnectionAndAHandleOnlyWhereLibcurlAllows(fallbackForced: Bool) async throws {
+        var fresh = true
         try await withFile(10_000) { path in
-            try await withStreamServerAndSession(.http1) { server, session in
+            try await withStreamServerAndSession(.http1, configure: {
+                if fallbackForced { $0.quirks.trailersSpoilTheHandle = true }
+                fresh = $0.quirks.trailersSpoilTheHandle
+            }) { server, session in
                 let checksum: HTTPFields = [HTTPField.Name("X-Checksum")!: "c"]
                 let bodies: [RequestBody] = [
                     RequestBody.string("one").trailers(checksum),
@@ -234,9 +250,17 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
                     received.append([String(echo.bodyLength), echo.trailers["x-checksum"]?.first ?? "-"])
                 }
                 #expect(received == [["3", "c"], ["3", "c"], ["10000", "c"], ["4", "-"], ["4", "-"]])
-                // Each trailer request opened its own connection, which later requests may reuse.
-                #expect(Set(connections.prefix(3)).count == 3)
-                #expect(connections.prefix(3).contains(connections[3]))
+                if fresh {
+                    // Each trailer request opened its own connection, which later requests may reuse, and
+                    // its handle was destroyed: one handle made per trailer request, one more after them.
+                    #expect(Set(connections.prefix(3)).count == 3)
+                    #expect(connections.prefix(3).contains(connections[3]))
+                    #expect(session.statistics.handlesCreated == 4)
+                } else {
+                    // One connection and one handle for all five.
+                    #expect(Set(connections).count == 1)
+                    #expect(session.statistics.handlesCreated == 1)
+                }
             }
         }
     }
@@ -315,18 +339,42 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     }
 
     /// An HTTP/2 upload to a server that reads slowly completes whole: the engine's held writes (libcurl
-    /// 7.88 would otherwise spin on the exhausted flow-control window) never stall it.
-    @Test(arguments: [Optional(2 << 20), nil])
-    func aSlowHTTP2ReaderGetsTheWholeUpload(length: Int?) async throws {
-        try await withStreamServerAndSession(.http2) { server, session in
+    /// 7.88 would otherwise spin on the exhausted flow-control window, ``CurlQuirks/http2UploadSpinsWithoutWindow``)
+    /// never stall it, nor do they where libcurl does not spin (forced there).
+    @Test(arguments: [Optional(2 << 20), nil], [false, true])
+    func aSlowHTTP2ReaderGetsTheWholeUpload(length: Int?, heldWritesForced: Bool) async throws {
+        try await withStreamServerAndSession(.http2, configure: {
+            if heldWritesForced { $0.quirks.http2UploadSpinsWithoutWindow = true }
+        }) { server, session in
             let chunk = [UInt8](repeating: 0x62, count: 64 * 1024)
             let body = RequestBody.stream(length: length) { writer in
                 for _ in 0..<32 { try await writer.write(chunk) }
             }
             let response = try await session.execute(
                 TransportRequest(url: server.url("/slow-read?rate=4194304"), method: .post, body: body))
-            #expect(response.httpVersion == .http2)
+            // Over HTTP/1.1 where such uploads stall over HTTP/2 (CurlQuirks.http2UploadsStall).
+            #expect(response.httpVersion == (CurlQuirks.current.http2UploadsStall ? .http1_1 : .http2))
             #expect(response.body.text == #"{"received": 2097152}"#)
+        }
+    }
+
+    /// Where HTTP/2 uploads read through libcurl's read callback stall (8.6 and 8.10,
+    /// ``CurlQuirks/http2UploadsStall``), such a request to an https host goes over HTTP/1.1 and completes,
+    /// while a body in memory, given to libcurl whole, keeps HTTP/2. Forced here, which holds on every
+    /// version; on those versions the whole suite runs so.
+    @Test func uploadsReadThroughTheCallbackAvoidHTTP2WhereTheyStall() async throws {
+        try await withStreamServerAndSession(.http2, configure: { $0.quirks.http2UploadsStall = true }) { server, session in
+            let stream = RequestBody.stream { writer in try await writer.write("streamed") }
+            let streamed = try await session.execute(TransportRequest(url: server.url("/request"), method: .post, body: stream))
+            let streamedEcho = try ReceivedRequest(streamed.body)
+            #expect(streamed.httpVersion == .http1_1)
+            #expect(streamedEcho.protocol == "http/1.1")
+            #expect(streamedEcho.body == "streamed")
+            let bytes = try await session.execute(TransportRequest(url: server.url("/request"), method: .post, body: .string("bytes")))
+            let bytesEcho = try ReceivedRequest(bytes.body)
+            #expect(bytes.httpVersion == .http2)
+            #expect(bytesEcho.protocol == "h2")
+            #expect(bytesEcho.body == "bytes")
         }
     }
 

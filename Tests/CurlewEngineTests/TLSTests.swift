@@ -370,6 +370,10 @@ enum BadCertificate: String, CaseIterable, Sendable, CustomTestStringConvertible
         }
     }
 
+    /// curl's code for a private key OpenSSL will not use: CURLE_SSL_CERTPROBLEM before libcurl 8.16.0,
+    /// CURLE_BAD_FUNCTION_ARGUMENT from it (both `.clientCertificateUnusable`).
+    static let unusableKeyCode = CurlSession.libcurl.version < LibcurlVersion(8, 16, 0) ? 58 : 43
+
     @Test(arguments: [TLSServerOptions.TLSVersion.v1_3, .v1_2])
     func clientCertificateFailures(version: TLSServerOptions.TLSVersion) async throws {
         let fixtures = try await TLSFixtures.shared()
@@ -383,8 +387,8 @@ enum BadCertificate: String, CaseIterable, Sendable, CustomTestStringConvertible
             certificate: .file(fixtures.client.certificate), privateKey: .file(fixtures.leaf.key))
         let cases: [(String, ClientIdentity?, Int, TLSFailureReason)] = [
             // The key cannot be loaded: curl fails before it connects, on either version.
-            ("wrong password", wrongPassword, 58, .clientCertificateUnusable),
-            ("another certificate's key", mismatchedKey, 58, .clientCertificateUnusable),
+            ("wrong password", wrongPassword, Self.unusableKeyCode, .clientCertificateUnusable),
+            ("another certificate's key", mismatchedKey, Self.unusableKeyCode, .clientCertificateUnusable),
             // TLS 1.3: the client's handshake is complete before the server judges the certificate; the
             // refusal arrives as a read error. TLS 1.2: the server's alert ends the handshake; without
             // a certificate of our own, nothing says the alert was about one (handshakeFailed).
@@ -459,7 +463,7 @@ enum BadCertificate: String, CaseIterable, Sendable, CustomTestStringConvertible
                     try await session.execute(get(server.url("/second")) { $0.clientIdentity = unusable })
                 }
                 #expect(error?.code == .tlsFailure, "\(String(describing: error))")
-                #expect(error?.curlCode == 58, "\(String(describing: error))")
+                #expect(error?.curlCode == Self.unusableKeyCode, "\(String(describing: error))")
                 #expect(error?.tlsReason == .clientCertificateUnusable, "\(String(describing: error))")
                 // The first identity's connection is still there for it.
                 let again = try await session.execute(get(server.url("/again")) { $0.clientIdentity = Self.identity(fixtures) })

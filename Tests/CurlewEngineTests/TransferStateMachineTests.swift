@@ -16,12 +16,12 @@ private struct Harness {
     /// Submits `name` for host `key`; returns its identifier and the actions, rendered.
     mutating func submit(
         _ name: String, key: String = "a", deadline: UInt64? = nil, cancelled: Bool = false, spreadable: Bool = false,
-        hop: Bool = false, multiplex: Bool = false
+        hop: Bool = false, multiplex: Bool = false, isolated: Bool = false
     ) -> (TransferID?, [String]) {
         var actions: [Machine.Action] = []
         let id = machine.submit(
             name, key: key, deadline: deadline, cancelled: cancelled, spreadable: spreadable, mayMultiplex: multiplex,
-            priority: hop ? .redirectHop : .normal, now: now, into: &actions)
+            isolated: isolated, priority: hop ? .redirectHop : .normal, now: now, into: &actions)
         return (id, actions.map(render))
     }
 
@@ -386,6 +386,23 @@ private let second: UInt64 = 1_000_000_000
         // Host a gets the least busy shard with room (a new one: shard 0 is full), and keeps it.
         let homes = (0..<4).map { h.submit("a\($0)", key: "a").1 }
         #expect(homes == [["start a0 shard 1"], ["start a1 shard 1"], ["start a2 shard 1"], ["start a3 shard 1"]])
+    }
+
+    /// Keys held to HTTP/1.1 on hosts the others reach over HTTP/2 share a shard (and so a connection cache)
+    /// that no other key gets, whether it is busy or idle, spread or not.
+    @Test func isolatedKeysHaveAShardOfTheirOwn() {
+        var h = Harness(shardSize: 2)
+        #expect(h.submit("h2", key: "a", multiplex: true).1 == ["start h2 shard 0"])
+        #expect(h.submit("h1", key: "a/1.1", isolated: true).1 == ["start h1 shard 1"])
+        #expect(h.submit("other h1", key: "b/1.1", isolated: true).1 == ["start other h1 shard 1"])
+        #expect(h.machine.isolatedShard == 1)
+        // Shard 1 is full and shard 0 has room: a new host still never lands in the isolated shard...
+        #expect(h.submit("b", key: "b").1 == ["start b shard 0"])
+        // ...nor a spread transfer, once shard 0 is full too.
+        #expect(h.submit("spread", key: "c", spreadable: true).1 == ["start spread shard 2"])
+        // An isolated key keeps its shard when it is over the size.
+        #expect(h.submit("third h1", key: "a/1.1", isolated: true).1 == ["start third h1 shard 1"])
+        #expect(h.machine.shardRunning == [2, 3, 1])
     }
 
     // MARK: Multiplexing (HTTP/2)

@@ -139,13 +139,14 @@ import Testing
     static func seen(
         _ code: CURLcode, socketError: Bool = false, connected: Bool = true, tls: Bool = true, https: Bool = false,
         headComplete: Bool = false, chunked: Bool = false, pastDeadline: Bool = false, lowSpeed: Bool = false,
-        headBytes: Int = 0, opened: Bool = false, clientCertificate: Bool = false, verify: Int = 1, connections: Int = 1
+        headBytes: Int = 0, opened: Bool = false, clientCertificate: Bool = false, verify: Int = 1, connections: Int = 1,
+        answeredBefore: Bool = false, http2: Bool = false
     ) -> ErrorMapping.Observation {
         ErrorMapping.Observation(
             code: code, socketError: socketError, connected: connected, tlsEstablished: tls, isHTTPS: https,
             headComplete: headComplete, chunked: chunked, pastDeadline: pastDeadline, lowSpeedCheck: lowSpeed,
             headBytes: headBytes, openedConnection: opened, presentedClientCertificate: clientCertificate,
-            verifyResult: verify, connectionsMade: connections)
+            verifyResult: verify, connectionsMade: connections, hostAnsweredBefore: answeredBefore, hostSpeaksHTTP2: http2)
     }
 
     @Test(arguments: [
@@ -178,6 +179,20 @@ import Testing
         ("unknown host", seen(CURLE_COULDNT_RESOLVE_HOST, connected: false), .dnsFailure),
         ("bad gzip", seen(CURLE_BAD_CONTENT_ENCODING, headComplete: true), .badContentEncoding),
         ("untrusted certificate", seen(CURLE_PEER_FAILED_VERIFICATION, tls: false, https: true), .tlsFailure),
+        // Codes libcurl added after 7.88, and codes that moved.
+        ("8.6+: a line over the 100 KiB cap", seen(ErrorMapping.tooLarge), .headersTooLarge),
+        ("8.6+: trailers over the cap", seen(ErrorMapping.tooLarge, headComplete: true, chunked: true), .headersTooLarge),
+        ("8.6+: too large, in a sized body", seen(ErrorMapping.tooLarge, headComplete: true), .curl),
+        ("7.84+: poll() failed inside curl", seen(ErrorMapping.unrecoverablePoll), .curl),
+        ("8.8+: ECH required", seen(ErrorMapping.echRequired, tls: false, https: true), .tlsFailure),
+        ("8.16+: a client key OpenSSL will not use", seen(CURLE_BAD_FUNCTION_ARGUMENT, tls: false, https: true, clientCertificate: true), .tlsFailure),
+        ("a bad argument without a client certificate", seen(CURLE_BAD_FUNCTION_ARGUMENT, https: true), .curl),
+        ("8.0-8.12: HTTP/2 framing error, new connection", seen(CURLE_RECV_ERROR, https: true, opened: true, verify: 0, answeredBefore: true, http2: true), .http2ConnectionFailed),
+        ("8.0-8.12: HTTP/2 framing error, kept connection", seen(CURLE_RECV_ERROR, https: true, answeredBefore: true, http2: true), .http2ConnectionFailed),
+        ("8.13+: HTTP/2 framing error", seen(CURLE_HTTP2, https: true, opened: true, answeredBefore: true, http2: true), .http2ConnectionFailed),
+        ("7.x: HTTP/2 framing error", seen(CURLE_GOT_NOTHING, https: true, opened: true, answeredBefore: true, http2: true), .connectionClosed),
+        ("HTTP/1.1 host closed before any byte", seen(CURLE_RECV_ERROR, https: true, answeredBefore: true), .connectionReset),
+        ("HTTP/2 host reset mid-head", seen(CURLE_RECV_ERROR, socketError: true, https: true, headBytes: 40, answeredBefore: true, http2: true), .connectionReset),
     ])
     func failuresAreClassifiedByCodeAndObservation(
         _ what: String, _ observation: ErrorMapping.Observation, _ expected: TransportError.Code
@@ -200,10 +215,13 @@ import Testing
         ("host name", Seen.seen(CURLE_PEER_FAILED_VERIFICATION, tls: false, https: true, verify: 1), .hostnameMismatch),
         ("pin", Seen.seen(CURLE_SSL_PINNEDPUBKEYNOTMATCH, https: true, verify: 0), .pinMismatch),
         ("bad client key", Seen.seen(CURLE_SSL_CERTPROBLEM, tls: false, https: true, clientCertificate: true), .clientCertificateUnusable),
+        ("bad client key, 8.16+", Seen.seen(CURLE_BAD_FUNCTION_ARGUMENT, tls: false, https: true, clientCertificate: true), .clientCertificateUnusable),
+        ("ECH required", Seen.seen(ErrorMapping.echRequired, tls: false, https: true), .handshakeFailed),
         ("bad CA file", Seen.seen(CURLE_SSL_CACERT_BADFILE, tls: false, https: true), .trustStoreUnusable),
         ("TLS 1.2 refusal", Seen.seen(CURLE_SSL_CONNECT_ERROR, tls: false, https: true, opened: true, clientCertificate: true), .clientCertificateRejected),
         ("version mismatch", Seen.seen(CURLE_SSL_CONNECT_ERROR, tls: false, https: true, opened: true), .handshakeFailed),
         ("TLS 1.3 refusal", Seen.seen(CURLE_RECV_ERROR, https: true, opened: true, verify: 0), .clientCertificateRejected),
+        ("TLS 1.3 refusal of a certificate, host answered before", Seen.seen(CURLE_RECV_ERROR, https: true, opened: true, clientCertificate: true, verify: 0, answeredBefore: true), .clientCertificateRejected),
         ("TLS 1.3 refusal, abrupt close", Seen.seen(CURLE_SEND_ERROR, socketError: true, https: true, opened: true, clientCertificate: true, verify: 0), .clientCertificateRejected),
     ])
     func reasonsComeFromCodeVerifyResultAndObservation(
@@ -219,6 +237,17 @@ import Testing
         #expect(ErrorMapping.classify(reused).0 == .connectionReset)
         let midResponse = Seen.seen(CURLE_RECV_ERROR, socketError: true, https: true, headBytes: 120, opened: true, clientCertificate: true)
         #expect(ErrorMapping.classify(midResponse).0 == .connectionReset)
+    }
+
+    /// A host that has answered this session without a client certificate does not require one: a failure
+    /// right after a new connection's handshake there is not a refused certificate.
+    @Test func aHostThatAnsweredWithoutACertificateDoesNotRefuseOne() {
+        let http1 = Seen.seen(CURLE_RECV_ERROR, https: true, opened: true, verify: 0, answeredBefore: true)
+        #expect(ErrorMapping.classify(http1).0 == .connectionReset)
+        let http2 = Seen.seen(CURLE_RECV_ERROR, https: true, opened: true, verify: 0, answeredBefore: true, http2: true)
+        #expect(ErrorMapping.classify(http2).0 == .http2ConnectionFailed)
+        let firstContact = Seen.seen(CURLE_RECV_ERROR, https: true, opened: true, verify: 0)
+        #expect(ErrorMapping.classify(firstContact).0 == .tlsFailure)
     }
 
     /// libcurl sends a request whose stream was refused again itself, on new connections: when the last

@@ -25,8 +25,8 @@ struct CapturingLogHandler: LogHandler {
 }
 
 @Suite struct PluginTests {
-    /// The Accept-Encoding list this machine's libcurl decodes (Debian's 7.88 build: all four).
-    static let acceptEncoding = "deflate, gzip, br, zstd"
+    /// The Accept-Encoding list the loaded libcurl decodes (Debian's builds: all four).
+    static let acceptEncoding = CurlSession.libcurl.contentCodings.joined(separator: ", ")
 
     static let echo: LocalHTTPServer.Handler = { request in
         .json(#"{"auth":"\#(request.header("Authorization") ?? "")"}"#)

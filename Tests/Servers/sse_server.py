@@ -208,7 +208,16 @@ def client_gone(exchange):
         if not readable:
             return False
         if isinstance(sock, ssl.SSLSocket):
-            return False
+            # TLS cannot peek: the client sends nothing more on an event stream's connection, so what is
+            # readable is its close_notify, or the end of the connection.
+            timeout = sock.gettimeout()
+            sock.settimeout(0.5)
+            try:
+                return sock.recv(1) == b""
+            except socket.timeout:
+                return False
+            finally:
+                sock.settimeout(timeout)
         return sock.recv(1, socket.MSG_PEEK) == b""
     except (OSError, ValueError):
         return True

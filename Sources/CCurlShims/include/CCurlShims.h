@@ -7,6 +7,24 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 
+/// Curlew builds against the headers of libcurl 7.81.0 (Ubuntu 22.04) or later, its floor at run time
+/// too (see `LibcurlVersion.minimumSupported`). Everything the code names that is newer than the floor
+/// is a constant or a wrapper in this file.
+#if LIBCURL_VERSION_NUM < 0x075100
+#error "Curlew needs the headers of libcurl 7.81.0 or later (libcurl4-openssl-dev on Ubuntu 22.04, Debian 12 and later)"
+#endif
+
+/// Result codes added after the floor, by their numbers: libcurl never renumbers a code, and a library
+/// older than the headers (or headers older than the library) may still return them.
+enum {
+    /// CURLE_UNRECOVERABLE_POLL, added in 7.84.0.
+    curlew_code_unrecoverable_poll = 99,
+    /// CURLE_TOO_LARGE, added in 8.6.0.
+    curlew_code_too_large = 100,
+    /// CURLE_ECH_REQUIRED, added in 8.8.0.
+    curlew_code_ech_required = 101,
+};
+
 typedef size_t (*curlew_data_callback)(char *ptr, size_t size, size_t nmemb, void *userdata);
 typedef int (*curlew_closesocket_callback)(void *clientp, curl_socket_t item);
 typedef curl_socket_t (*curlew_opensocket_callback)(void *clientp, curlsocktype purpose, struct curl_sockaddr *address);
@@ -55,13 +73,27 @@ CURLMcode curlew_multi_setopt_timer_callback(CURLM *multi, curlew_timer_callback
 CURLcode curlew_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 CURLcode curlew_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
 CURLcode curlew_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value);
+CURLcode curlew_easy_getinfo_socket(CURL *easy, CURLINFO info, curl_socket_t *value);
 CURLcode curlew_easy_getinfo_slist(CURL *easy, CURLINFO info, struct curl_slist **value);
 
 /// The CURLMsg fields Swift needs, read without touching the C union.
 int curlew_multi_info_read(CURLM *multi, CURL **easy, CURLcode *result);
 
-/// libcurl's build information for the version of the headers compiled against.
-const curl_version_info_data *curlew_version_info(void);
+/// The fields of libcurl's build information that every libcurl has (those of `CURLVERSION_FIRST`),
+/// read from the library that is loaded, whatever its age.
+typedef struct {
+    /// 0xXXYYZZ: major, minor, patch.
+    unsigned int version_num;
+    /// The `CURL_VERSION_*` feature bits.
+    int features;
+    /// Whether libcurl was built with zlib (it decodes gzip and deflate).
+    int has_libz;
+    /// The TLS library, e.g. "OpenSSL/3.0.19", or NULL.
+    const char *ssl_version;
+} curlew_runtime_info;
+
+/// The loaded library's version and features. Reads only the fields its reported `age` has.
+curlew_runtime_info curlew_runtime(void);
 
 /// Names the calling thread (shown by `top -H`, gdb and perf).
 void curlew_set_thread_name(const char *name);

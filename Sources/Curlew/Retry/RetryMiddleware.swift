@@ -18,7 +18,7 @@ import Logging
 /// libcurl retries on its own before a failure gets here: a request on a reused connection that turns
 /// out dead before any response byte, and an HTTP/2 stream the server refused (REFUSED_STREAM, also
 /// what a GOAWAY makes of streams above its last id), are sent again on a new connection up to 5 times,
-/// for any method (libcurl 7.88). What reaches the middleware has already been through that.
+/// for any method. What reaches the middleware has already been through that.
 public struct RetryMiddleware: Middleware {
     /// What is retried and how.
     public let policy: RetryPolicy

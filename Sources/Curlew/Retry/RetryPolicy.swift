@@ -10,7 +10,7 @@ public import HTTPTypes
 ///   HTTP date) when it has one, else after the ``backoff``;
 /// - a transport error that proves the request was not processed is retried: DNS, connect (and a
 ///   connect timeout), a failed TLS handshake, and an HTTP/2 connection that failed before any response
-///   byte (libcurl 7.88 reports a GOAWAY that leaves the stream unprocessed so);
+///   byte (libcurl reports a GOAWAY that leaves the stream unprocessed so);
 /// - a connection closed or reset before any response byte is retried only for idempotent methods and
 ///   opted-in requests (the server may have processed the request).
 ///
@@ -84,7 +84,7 @@ public struct RetryPolicy: Sendable {
         case .timedOut: error.timeout == .connect
         // A handshake that failed; a certificate that does not verify fails the same way every time.
         case .tlsFailure: error.tlsReason == .handshakeFailed
-        // libcurl 7.88 reports CURLE_HTTP2 when a GOAWAY ends the session while this stream, above the
+        // libcurl reports CURLE_HTTP2 when a GOAWAY ends the session while this stream, above the
         // last stream id, was closed unprocessed (nghttp2 closes it as REFUSED_STREAM); a response byte
         // would mean the server had taken the stream.
         case .http2ConnectionFailed: !error.responseBytesReceived

@@ -79,10 +79,13 @@ enum CurlCallbacks {
 
     static let socket:
         @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, Int32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
-            -> Int32 = { _, socket, what, context, _ in
+            -> Int32 = { easy, socket, what, context, _ in
                 guard let context else { return 0 }
                 let shard = Unmanaged<MultiShard>.fromOpaque(context).takeUnretainedValue()
                 shard.thread.watch(socket: socket, what: what, shard: shard.index)
+                if shard.thread.defaults.quirks.pausedTransferSocketStaysReadable, let easy, what != CURL_POLL_REMOVE {
+                    shard.thread.noteSocket(socket, of: easy)
+                }
                 return 0
             }
 

@@ -12,10 +12,4 @@ enum CurlGlobal {
         curlew_ignore_sigpipe()
         return curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
     }()
-
-    /// libcurl's version string, e.g. `libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 brotli/1.0.9 zstd/1.5.4`.
-    static var versionDescription: String {
-        guard let text = curl_version() else { return "libcurl" }
-        return String(cString: text)
-    }
 }

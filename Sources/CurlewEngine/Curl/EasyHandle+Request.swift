@@ -109,10 +109,12 @@ extension TransferContext {
                 if streams?.sendsTrailers == true {
                     _ = curlew_easy_setopt_trailer_callback(easy.raw, CurlCallbacks.trailers)
                     easy.set(CURLOPT_TRAILERDATA, me)
-                    // libcurl 7.88 frees memory twice when a handle that sent trailers uploads again, which
-                    // its own retry of a request on a dead reused connection does: such a request never
-                    // reuses a connection (no retry), and its handle is not pooled (see `recycle`).
-                    easy.set(CURLOPT_FRESH_CONNECT, 1)
+                    if defaults.quirks.trailersSpoilTheHandle {
+                        // A handle that sent trailers corrupts memory when it uploads again, which libcurl's
+                        // own retry of a request on a dead reused connection does: such a request never
+                        // reuses a connection (no retry), and its handle is not pooled (see `recycle`).
+                        easy.set(CURLOPT_FRESH_CONNECT, 1)
+                    }
                 }
             }
             if method != .post { easy.set(CURLOPT_CUSTOMREQUEST, string: method.rawValue) }
@@ -233,9 +235,8 @@ extension TransferContext {
                 if let threshold = defaults.expectContinueThreshold, body.reaches(threshold) {
                     append("Expect: 100-continue")
                 } else {
-                    // libcurl 7.88 adds Expect: 100-continue to bodies over 1 MiB or of unknown length
-                    // and then waits up to 1 s for servers that never answer it; only send it when
-                    // configured.
+                    // libcurl adds Expect: 100-continue to bodies over 1 MiB or of unknown length and then
+                    // waits up to 1 s for servers that never answer it; only send it when configured.
                     append("Expect:")
                 }
             }

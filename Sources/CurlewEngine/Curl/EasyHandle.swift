@@ -105,10 +105,11 @@ final class HandleDefaults {
     let connectTimeoutMilliseconds: Int
     /// The HTTP versions used.
     let httpVersion: HTTPVersionPolicy
-    /// Whether a cleartext prior-knowledge connection can carry more than one request. libcurl before
-    /// 8.0.0 (curl/curl#10634) adds a second HTTP/2 layer to such a connection when another transfer
-    /// uses it, which breaks it with "Error in the HTTP2 framing layer"; there each request gets a
-    /// connection of its own.
+    /// How the loaded libcurl differs from others (see ``CurlQuirks``).
+    let quirks: CurlQuirks
+    /// Whether a cleartext prior-knowledge connection can carry more than one request (see
+    /// ``CurlQuirks/priorKnowledgeReusesConnections``); where it cannot, each request gets a connection of
+    /// its own.
     let priorKnowledgeReusesConnections: Bool
     /// The session's TLS options, worked out once.
     let tls: TLSSetup
@@ -140,29 +141,33 @@ final class HandleDefaults {
     /// The `Accept-Encoding` list: every coding this libcurl decodes.
     let acceptEncoding: String
     /// Header lines every request sends unless it sets the field itself: `User-Agent` and
-    /// `Accept-Encoding`. Sent as header-list lines because libcurl 7.88 formats its own User-Agent and
-    /// Accept-Encoding lines character by character twice per transfer (measured: 5k instructions).
+    /// `Accept-Encoding`. Sent as header-list lines because libcurl formats its own User-Agent and
+    /// Accept-Encoding lines character by character twice per transfer (measured on 7.88: 5k instructions).
     let defaultHeaderLines: [(HTTPField.Name, String)]
     /// `defaultHeaderLines` as a curl list, for requests that add no lines of their own. Built and freed
     /// on the loop thread.
     private(set) var sharedHeaderList: UnsafeMutablePointer<curl_slist>?
 
-    /// See `priorKnowledgeReusesConnections`: fixed in libcurl 8.0.0.
-    static var libcurlReusesPriorKnowledgeConnections: Bool {
-        (curlew_version_info()?.pointee.version_num ?? 0) >= 0x08_00_00
-    }
-
     init(_ configuration: SessionConfiguration) {
         connectTimeoutMilliseconds = max(1, configuration.connectTimeout.milliseconds)
         httpVersion = configuration.httpVersion
-        priorKnowledgeReusesConnections = Self.libcurlReusesPriorKnowledgeConnections
+        quirks = configuration.quirks
+        priorKnowledgeReusesConnections = quirks.priorKnowledgeReusesConnections
         tls = TLSSetup(configuration.tls)
         let connections = configuration.connections
-        // libcurl retires a connection when its idle time or age, truncated to whole seconds, is
-        // greater than the setting: one second less retires it once the limit (rounded up) has passed.
-        // A lifetime of 0 means no limit to libcurl, so the shortest lifetime it can enforce is 2 s.
-        maxIdleSeconds = connections.maxIdleTime.map { max(0, $0.wholeSecondsRoundedUp - 1) }
-        maxLifetimeSeconds = connections.maxLifetime.map { max(1, $0.wholeSecondsRoundedUp - 1) }
+        if quirks.connectionAgesInWholeSeconds {
+            // Retired when the idle time or age, truncated to whole seconds, is greater than the setting:
+            // one second less retires it once the limit (rounded up) has passed. A lifetime of 0 means no
+            // limit, so the shortest lifetime libcurl can enforce is 2 s.
+            maxIdleSeconds = connections.maxIdleTime.map { max(0, $0.wholeSecondsRoundedUp - 1) }
+            maxLifetimeSeconds = connections.maxLifetime.map { max(1, $0.wholeSecondsRoundedUp - 1) }
+        } else {
+            // Retired when the idle time or age in milliseconds is greater than the setting; 0 turns the
+            // limit off, so the shortest is 1 s.
+            maxIdleSeconds = connections.maxIdleTime.map { max(1, $0.wholeSecondsRoundedUp) }
+            maxLifetimeSeconds = connections.maxLifetime.map { max(1, $0.wholeSecondsRoundedUp) }
+                ?? (quirks.connectionLifetimeHasDefault ? 0 : nil)
+        }
         dnsCacheSeconds = connections.dnsCacheTimeout.map { max(0, $0.wholeSecondsRoundedUp) }
         var resolve: UnsafeMutablePointer<curl_slist>?
         for override in connections.hostOverrides where !override.addresses.isEmpty {
@@ -224,6 +229,14 @@ final class HandleDefaults {
     /// knowledge with a libcurl that cannot reuse those connections (see `priorKnowledgeReusesConnections`).
     func needsOwnConnection(_ key: PoolKey) -> Bool {
         httpVersion == .http2PriorKnowledge && !key.isHTTPS && !priorKnowledgeReusesConnections && !key.http1Only
+    }
+
+    /// Whether `key`'s connections must live in a connection cache of their own: requests held to HTTP/1.1
+    /// (trailers, or a fallback in ``CurlQuirks``) on an https host that the session's other requests reach
+    /// over HTTP/2. In one cache libcurl would hand their kept HTTP/1.1 connections to requests asking for
+    /// HTTP/2, and make such requests wait (`CURLOPT_PIPEWAIT`) for an HTTP/1.1 connection in use.
+    func isolates(_ key: PoolKey) -> Bool {
+        key.http1Only && key.isHTTPS && httpVersion != .http1Only
     }
 
     /// `CURLOPT_HTTP_VERSION` for a transfer to `key`. Plain http is pinned to HTTP/1.1 unless prior

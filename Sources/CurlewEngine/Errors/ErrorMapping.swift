@@ -11,6 +11,11 @@ import HTTPTypes
 ///
 /// No decision reads curl's error text; the text is only copied into the error, for people.
 enum ErrorMapping {
+    /// Codes newer than the floor's headers (see CCurlShims.h).
+    static let unrecoverablePoll = CURLcode(UInt32(curlew_code_unrecoverable_poll))
+    static let tooLarge = CURLcode(UInt32(curlew_code_too_large))
+    static let echRequired = CURLcode(UInt32(curlew_code_ech_required))
+
     /// What the engine observed about a transfer that failed.
     struct Observation {
         var code: CURLcode
@@ -41,6 +46,16 @@ enum ErrorMapping {
         /// New connections libcurl made for this transfer (`CURLINFO_NUM_CONNECTS`): more than one when
         /// libcurl sent the request again itself, as it does for a stream the server refused.
         var connectionsMade: Int = 1
+        /// The host answered this session before (its protocol is known).
+        var hostAnsweredBefore: Bool = false
+        /// The host's answers came over HTTP/2.
+        var hostSpeaksHTTP2: Bool = false
+
+        /// A failure right after the handshake can be the server refusing the client's certificate:
+        /// unless the host has answered this session before without one (it does not require one).
+        var mayBeCertificateRefusal: Bool {
+            failedRightAfterHandshake && (presentedClientCertificate || !hostAnsweredBefore)
+        }
 
         /// The failure came at the first read or write on the one HTTPS connection this transfer opened,
         /// after the handshake and before any response byte: where TLS 1.3 delivers a server's refusal
@@ -81,7 +96,9 @@ enum ErrorMapping {
             openedConnection: context.openedSocket,
             presentedClientCertificate: request.request.options.clientIdentity != nil
                 || (configuration.tls.clientIdentity != nil),
-            verifyResult: verifyResult, connectionsMade: connectionsMade)
+            verifyResult: verifyResult, connectionsMade: connectionsMade,
+            hostAnsweredBefore: context.shard.thread.knownKeys.contains(request.poolKey),
+            hostSpeaksHTTP2: context.shard.thread.multiplexedKeys.contains(request.poolKey))
         let (kind, timeout) = classify(observation)
         let text = context.handle.errorText ?? String(cString: curl_easy_strerror(code))
         var error = TransportError(
@@ -111,7 +128,9 @@ enum ErrorMapping {
             }
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
             return .pinMismatch
-        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_CERTPROBLEM, CURLE_BAD_FUNCTION_ARGUMENT:
+            // From 8.16.0 a private key OpenSSL will not use (not the certificate's, a wrong password)
+            // is CURLE_BAD_FUNCTION_ARGUMENT; before, CURLE_SSL_CERTPROBLEM.
             return .clientCertificateUnusable
         case CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CRL_BADFILE:
             return .trustStoreUnusable
@@ -143,22 +162,34 @@ enum ErrorMapping {
             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_NOTFOUND,
             CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED,
-            CURLE_USE_SSL_FAILED, CURLE_SSL_CLIENTCERT:
+            CURLE_USE_SSL_FAILED, CURLE_SSL_CLIENTCERT, Self.echRequired:
+            return (.tlsFailure, nil)
+        case CURLE_BAD_FUNCTION_ARGUMENT where seen.presentedClientCertificate && !seen.tlsEstablished:
+            // libcurl 8.16.0 and later: the client's private key could not be used (see `tlsReason`).
             return (.tlsFailure, nil)
         case CURLE_FILESIZE_EXCEEDED:
             return (.bodyTooLarge, nil)
         case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING:
             return (.connectionClosed, nil)
-        case CURLE_RECV_ERROR where seen.failedRightAfterHandshake && (!seen.socketError || seen.presentedClientCertificate),
-            CURLE_SEND_ERROR where seen.failedRightAfterHandshake && seen.presentedClientCertificate:
+        case CURLE_RECV_ERROR where seen.mayBeCertificateRefusal && (!seen.socketError || seen.presentedClientCertificate),
+            CURLE_SEND_ERROR where seen.mayBeCertificateRefusal && seen.presentedClientCertificate:
             // TLS 1.3 finishes the client's side of the handshake before the server has checked the
             // client certificate: its refusal (a TLS alert, or with a client certificate also an abrupt
             // close) arrives at the first read, before any response byte. Anything else there (a
             // stream refused on every connection libcurl made) is a reset, below.
             return (.tlsFailure, nil)
         case CURLE_OUT_OF_MEMORY where !seen.headComplete:
-            // libcurl refuses a single header line over its 100 KiB cap this way.
+            // libcurl before 8.6.0 refuses a single header line over its 100 KiB cap this way.
             return (.headersTooLarge, nil)
+        case Self.tooLarge where !seen.headComplete || seen.chunked:
+            // libcurl 8.6.0 and later: a header line or all heads over its caps (100 KiB, 300 KiB), or
+            // trailer lines, which Curlew counts as part of the head.
+            return (.headersTooLarge, nil)
+        case CURLE_RECV_ERROR where !seen.socketError && seen.headBytes == 0 && seen.hostSpeaksHTTP2:
+            // An HTTP/2 connection that failed without a socket error before any answer: libcurl 8.0 to
+            // 8.12 reports a framing error (or a session nghttp2 closed itself) this way, 8.13 and later
+            // as CURLE_HTTP2.
+            return (.http2ConnectionFailed, nil)
         case CURLE_RECV_ERROR where !seen.socketError && !seen.headComplete && seen.headBytes > 0:
             // No socket error while reading heads: libcurl's own cap on all heads (300 KiB) was hit.
             return (.headersTooLarge, nil)
@@ -173,7 +204,7 @@ enum ErrorMapping {
             return (.invalidURL, nil)
         case CURLE_UNSUPPORTED_PROTOCOL:
             // Every URL was checked to be http(s) before it was queued, so this is the response's
-            // protocol: libcurl 7.88 reports an HTTP/0.9 reply or an unparsable status line this way.
+            // protocol: libcurl reports an HTTP/0.9 reply or an unparsable status line this way.
             return (.invalidResponse, nil)
         case CURLE_HTTP2_STREAM:
             return (.streamReset, nil)
@@ -181,6 +212,10 @@ enum ErrorMapping {
             return (.http2ConnectionFailed, nil)
         case CURLE_WEIRD_SERVER_REPLY:
             return (.invalidResponse, nil)
+        case Self.unrecoverablePoll:
+            // libcurl 7.84.0 and later, when poll() fails inside curl: not a network failure and nothing
+            // a retry would fix, so it stays a plain curl error, with curl's code.
+            return (.curl, nil)
         default:
             return (.curl, nil)
         }

@@ -73,6 +73,9 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         /// A resumed download's answer does not continue its partial file: a 206 whose `Content-Range`
         /// starts elsewhere, or a 416 for a file that is not complete. The partial file is removed.
         public static let resumeMismatch = Code("resumeMismatch")
+        /// The libcurl library the process loaded is older than ``LibcurlVersion/minimumSupported``; no
+        /// session starts on it. The message names the version found and the one required.
+        public static let unsupportedLibcurl = Code("unsupportedLibcurl")
         /// Any other libcurl failure; ``TransportError/curlCode`` holds curl's code.
         public static let curl = Code("curl")
 

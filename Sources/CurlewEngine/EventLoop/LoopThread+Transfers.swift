@@ -18,8 +18,8 @@ extension LoopThread {
         let idle = transfer.request.request.options.idleTimeout.map { UInt64?.some(UInt64(max(1, $0.nanoseconds))) }
         let id = machine.submit(
             transfer, key: key, deadline: transfer.deadline, cancelled: transfer.isCancelled, spreadable: spreadable,
-            mayMultiplex: mayMultiplex, priority: transfer.isRedirectHop ? .redirectHop : .normal, idleTimeout: idle, now: now,
-            into: &actions)
+            mayMultiplex: mayMultiplex, isolated: defaults.isolates(key), priority: transfer.isRedirectHop ? .redirectHop : .normal,
+            idleTimeout: idle, now: now, into: &actions)
         if let id, transfer.register(id) {
             // Cancelled between the check above and the registration: nobody else will ask.
             machine.cancel(id, now: now, into: &actions)
@@ -64,11 +64,11 @@ extension LoopThread {
             case .abort(let id, let transfer, let reason):
                 count(reason)
                 guard let context = takeContext(id) else { continue }
-                if context.attached {
-                    // libcurl 7.88 queues the RST_STREAM of an HTTP/2 stream ended early but sends it only
-                    // with the connection's next frames: on a connection this stream was the last to use,
-                    // the server would keep the stream open. Closing that connection ends it at once
-                    // (libcurl keeps a connection other streams still use).
+                if context.attached, defaults.quirks.abortedStreamResetIsDelayed {
+                    // The RST_STREAM of an HTTP/2 stream ended early would wait for the connection's next
+                    // frames: on a connection this stream was the last to use, the server would keep the
+                    // stream open. Closing that connection ends it at once (libcurl keeps a connection
+                    // other streams still use).
                     context.handle.set(CURLOPT_FORBID_REUSE, 1)
                 }
                 remove(context)
@@ -78,6 +78,7 @@ extension LoopThread {
                 transfer.finish(.failure(failure))
             case .setPause(let id, let receive, let send):
                 guard let context = context(id) else { continue }
+                if !receive { releaseReads(of: context) }
                 // Unpausing delivers what curl kept from a paused write, through the callbacks, which may
                 // pause again: the machine hears of that at once.
                 let code = curl_easy_pause(context.handle.raw, Self.pauseBits(receive: receive, send: send))
@@ -167,6 +168,7 @@ extension LoopThread {
             guard curlew_easy_getinfo_string(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { continue }
             let context = Unmanaged<TransferContext>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
             let id = context.id
+            let code = context.settledCode(code)
             if let response = context.streams?.response {
                 finishStreamed(context, response: response, code: code)
                 continue
@@ -211,6 +213,7 @@ extension LoopThread {
     /// Takes the handle out of its multi handle and gives it back to the pool.
     private func remove(_ context: TransferContext) {
         context.recordFinalProgress()
+        releaseReads(of: context)
         if context.opensConnection {
             // Admitted to open a connection and ended before its response: let the next one try.
             context.opensConnection = false
@@ -231,8 +234,10 @@ extension LoopThread {
         counters.noteTransferBuffer(context.reportedBufferBytes)
         context.releaseBufferCounter()
         context.releaseRequestResources()
-        // A handle that sent trailers would corrupt memory on its next upload (libcurl 7.88).
-        pool.give(context.handle, defaults, reusable: context.streams?.sendsTrailers != true)
+        // A handle that sent trailers may corrupt memory on its next upload (CurlQuirks.trailersSpoilTheHandle).
+        pool.give(
+            context.handle, defaults,
+            reusable: !(defaults.quirks.trailersSpoilTheHandle && context.streams?.sendsTrailers == true))
     }
 
     // MARK: The table of running contexts

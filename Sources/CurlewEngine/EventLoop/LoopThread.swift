@@ -121,7 +121,9 @@ final class LoopThread {
             thread.tearDown(reason: "libcurl could not create a multi handle")
             return
         }
-        loop.logger.debug("event loop started", metadata: ["curl": "\(CurlGlobal.versionDescription)"])
+        loop.logger.debug(
+            "event loop started",
+            metadata: ["curl": "\(Libcurl.loaded.summary)", "system-trust": "\(SystemTrustStore.current)"])
         thread.runLoop()
         thread.tearDown(reason: "the session was shut down")
     }
@@ -171,7 +173,7 @@ final class LoopThread {
                     }
                     guard registry.isWanted(fd) else { continue }
                     let flags = events[index].events
-                    if flags == EPOLLOUT.rawValue {
+                    if flags == EPOLLOUT.rawValue, defaults.quirks.http2UploadSpinsWithoutWindow {
                         writableOnly(fd)
                     } else {
                         registry.restoreWrites(fd)
@@ -191,11 +193,11 @@ final class LoopThread {
         }
     }
 
-    /// A socket reported writable and nothing else. libcurl 7.88 keeps asking to write to an HTTP/2
-    /// connection whose upload stream has no flow-control window left (curl/curl#10618) and writes
-    /// nothing, which would spin the loop at full CPU for as long as a slow server takes to read. When
-    /// curl wrote nothing, writability stops being watched on that socket until it is readable (the
-    /// window update arrives as incoming data) or a short time has passed.
+    /// A socket reported writable and nothing else, on a libcurl that keeps asking to write to an HTTP/2
+    /// connection whose upload stream has no flow-control window left and writes nothing
+    /// (``CurlQuirks/http2UploadSpinsWithoutWindow``), which would spin the loop at full CPU for as long
+    /// as a slow server takes to read. When curl wrote nothing, writability stops being watched on that
+    /// socket until it is readable (the window update arrives as incoming data) or a short time has passed.
     private func writableOnly(_ fd: Int32) {
         let before = curlew_socket_written(fd)
         socketAction(fd, flags: CURL_CSELECT_OUT)
@@ -226,7 +228,9 @@ final class LoopThread {
         transferEvents.removeAll(keepingCapacity: true)
         for event in events {
             switch event {
-            case .paused(let id, let direction): machine.paused(id, direction)
+            case .paused(let id, let direction):
+                machine.paused(id, direction)
+                if direction == .receive { holdReads(of: id) }
             case .headArrived(let id): machine.headArrived(id)
             }
         }

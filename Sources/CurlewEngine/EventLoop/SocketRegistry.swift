@@ -23,6 +23,8 @@ struct SocketRegistry {
         var key: PoolKey?
         /// Writability is not watched until then (see ``holdWrites(_:until:)``); 0: not held.
         var writesHeldUntil: UInt64 = 0
+        /// Readability is not watched (see ``holdReads(_:)``).
+        var readsHeld = false
     }
 
     private var entries: [Entry] = []
@@ -46,11 +48,10 @@ struct SocketRegistry {
         entries[index].wanted = events
         entries[index].shard = Int32(shard)
         if entries[index].writesHeldUntil != 0 { release(fd) }
-        guard events != 0, entries[index].registered != events else { return }
-        let operation = entries[index].registered == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
-        if control(Int32(operation), fd, events) {
-            if entries[index].registered == 0 { watched += 1 }
-            entries[index].registered = events
+        if entries[index].readsHeld {
+            register(fd, events & ~EPOLLIN.rawValue)
+        } else if events != 0 {
+            register(fd, events)
         }
     }
 
@@ -93,6 +94,43 @@ struct SocketRegistry {
         return key
     }
 
+    // MARK: Held reads
+
+    /// Stops watching `fd` for reading, whatever curl asks, until ``releaseReads(_:)``: the socket of a
+    /// paused HTTP/1.x transfer, which a libcurl with ``CurlQuirks/pausedTransferSocketStaysReadable``
+    /// would read into its pause buffer. Writes curl wants are still watched; with none the socket leaves
+    /// the epoll set (level-triggered readiness would otherwise wake the loop for ever).
+    mutating func holdReads(_ fd: Int32) {
+        let index = Int(fd)
+        guard index >= 0, index < entries.count, !entries[index].readsHeld else { return }
+        entries[index].readsHeld = true
+        register(fd, entries[index].wanted & ~EPOLLIN.rawValue)
+    }
+
+    /// Watches `fd` as curl wants again.
+    mutating func releaseReads(_ fd: Int32) {
+        let index = Int(fd)
+        guard index >= 0, index < entries.count, entries[index].readsHeld else { return }
+        entries[index].readsHeld = false
+        if entries[index].wanted != 0 { register(fd, entries[index].wanted) }
+    }
+
+    /// Makes `fd`'s registration exactly `events`; 0 removes it at once (unlike the lazy removal of a
+    /// socket curl stops wanting, which would keep a held socket's readability waking the loop).
+    private mutating func register(_ fd: Int32, _ events: UInt32) {
+        let index = Int(fd)
+        guard entries[index].registered != events else { return }
+        if events == 0 {
+            unwatch(fd)
+            return
+        }
+        let operation = entries[index].registered == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+        if control(Int32(operation), fd, events) {
+            if entries[index].registered == 0 { watched += 1 }
+            entries[index].registered = events
+        }
+    }
+
     // MARK: Held writes
 
     /// Stops watching `fd` for writability until `deadline`, or until it reports another event or curl
@@ -131,9 +169,7 @@ struct SocketRegistry {
         let index = Int(fd)
         let wanted = entries[index].wanted
         release(fd)
-        if wanted != 0, entries[index].registered != wanted, control(Int32(EPOLL_CTL_MOD), fd, wanted) {
-            entries[index].registered = wanted
-        }
+        if wanted != 0 { register(fd, entries[index].readsHeld ? wanted & ~EPOLLIN.rawValue : wanted) }
     }
 
     /// Forgets that `fd`'s writes are held.

@@ -110,8 +110,13 @@ extension TransferContext {
     /// Fills curl's upload buffer: the count copied, 0 at the end, or curl's pause or abort value.
     func readBody(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
         let result = fillBody(into: buffer, capacity: capacity)
+        if result == 0 { requestBodyEnded = true }
         // Over HTTP/2 the loop lets curl read once more after this pass (see `LoopThread.runAfterUploadEnds()`).
-        if result == 0, shard.thread.defaults.maySpeakHTTP2(transfer.request.poolKey) { shard.thread.uploadEnds.append(self) }
+        if result == 0, shard.thread.defaults.quirks.endedStreamNeedsAnotherRun,
+            shard.thread.defaults.maySpeakHTTP2(transfer.request.poolKey)
+        {
+            shard.thread.uploadEnds.append(self)
+        }
         return result
     }
 
@@ -257,8 +262,8 @@ extension TransferContext {
         guard var feed = upload, origin == SEEK_SET, offset >= 0 else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
         defer { upload = feed }
         if streams?.sendsTrailers == true {
-            // libcurl 7.88 clears the trailer callback once it has sent the trailers: the body sent again
-            // needs it again.
+            // libcurl before 8.7.0 clears the trailer callback once it has sent the trailers: the body
+            // sent again needs it again.
             _ = curlew_easy_setopt_trailer_callback(handle.raw, CurlCallbacks.trailers)
             handle.set(CURLOPT_TRAILERDATA, UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()))
         }

@@ -59,6 +59,14 @@ final class TransferContext {
     /// Whether curl has put this transfer on a connection of a key that may multiplex (counted in
     /// `LoopThread.attachedTransfers` until it ends).
     @exclusivity(unchecked) var attached = false
+    /// With ``CurlQuirks/pausedTransferSocketStaysReadable`` only (see `LoopThread.holdReads(of:)`): the
+    /// socket curl last named for this transfer, whether the transfer is paused for receiving, and the
+    /// socket whose reads the loop holds meanwhile (-1: none).
+    @exclusivity(unchecked) var socket: Int32 = -1
+    @exclusivity(unchecked) var receivePaused = false
+    @exclusivity(unchecked) var heldReadSocket: Int32 = -1
+    /// The read callback has handed curl the request body's end.
+    @exclusivity(unchecked) var requestBodyEnded = false
     /// How long the transfer waited between submission and its start.
     let queuedTime: Duration
     /// Where a call reporting progress is told of this transfer's counts (nil for nearly every transfer).
@@ -112,6 +120,16 @@ final class TransferContext {
             if let response = streams?.response {
                 deliverHead(to: response)
                 return true
+            }
+            let quirks = shard.thread.defaults.quirks
+            if quirks.contentCodingChainUnbounded, head.contentCodings > quirks.maximumContentCodings,
+                shard.thread.defaults.automaticDecompression
+            {
+                // libcurl would decode every one of them (see CurlQuirks.contentCodingChainUnbounded).
+                failure = transfer.request.error(
+                    .badContentEncoding,
+                    "the response stacks \(head.contentCodings) content codings; at most \(quirks.maximumContentCodings) are decoded")
+                return false
             }
             // Content-Length is the server's word, and under a Content-Encoding it is the compressed
             // size: reserve from it only for unencoded bodies, and never more than 1 MiB up front.

@@ -94,7 +94,7 @@ extension CurlSession {
         let request = try request.applyingCompression()
         // Only the request's own total timeout, until the head: event streams have no session total.
         let deadline = request.timeout.map { started &+ UInt64(max(1, $0.nanoseconds)) }
-        let prepared = try PreparedRequest(request, urls: urls)
+        let prepared = carried(try PreparedRequest(request, urls: urls), streamedResponse: true)
         guard let streams = streams(for: prepared.request, streamedResponse: true, trailers: nil),
             let response = streams.response
         else { return nil }

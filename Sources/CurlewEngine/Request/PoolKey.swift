@@ -18,8 +18,9 @@ final class PoolKey: Hashable, Sendable, CustomStringConvertible {
     /// A request's own TLS settings (client certificate, pins), if any: connections made with other
     /// settings are not shared with it.
     let tlsIdentity: TLSIdentity?
-    /// Whether requests with this key speak HTTP/1.1 only (a request that sends trailers, which
-    /// libcurl 7.88 can send over HTTP/1.1 only): their connections are never shared with HTTP/2 ones.
+    /// Whether requests with this key speak HTTP/1.1 only (a request that sends trailers, which libcurl
+    /// sends over HTTP/1.1 only, or a streamed response where a paused HTTP/2 stream would stall its
+    /// connection): their connections are never shared with HTTP/2 ones.
     let http1Only: Bool
     /// Hashed once: the loop looks the key up for every request, and the key of a cached URL is reused.
     private let precomputedHash: Int

@@ -53,6 +53,13 @@ struct PreparedRequest: Sendable {
         self.request = request
     }
 
+    /// This request on connections that speak HTTP/1.1 only.
+    func speakingHTTP1Only() -> PreparedRequest {
+        var copy = self
+        copy.poolKey = poolKey.speakingHTTP1Only()
+        return copy
+    }
+
     /// Refuses trailer fields that may not be sent as trailers or whose values would not be sent as given.
     static func check(trailers: HTTPFields, _ request: TransportRequest) throws(TransportError) {
         for field in trailers {

@@ -123,8 +123,8 @@ public struct RequestBody: Sendable, Hashable {
     /// This body followed by trailer fields, sent after its last byte.
     ///
     /// Trailers need chunked framing: the body is sent without `Content-Length`, and over HTTP/1.1 —
-    /// libcurl 7.88 cannot send trailers over HTTP/2, so a request with trailers to an https host goes
-    /// over a connection of its own speaking HTTP/1.1.
+    /// libcurl sends trailers only in chunked HTTP/1.1 uploads, so a request with trailers to an https host
+    /// goes over a connection speaking HTTP/1.1.
     ///
     /// - Parameter makeTrailers: Returns the fields. For a stream it runs after the producer has
     ///   returned (so it can report what was produced, a checksum say); for bytes and files, whose
@@ -203,6 +203,13 @@ public struct RequestBody: Sendable, Hashable {
     public var filePath: String? {
         if case .file(let region) = storage { return region.path }
         return nil
+    }
+
+    /// Whether libcurl reads this body through the read callback: anything but bytes without trailers,
+    /// which it is given whole.
+    var isReadByCallback: Bool {
+        if case .bytes = storage { return hasTrailers }
+        return true
     }
 
     /// Whether the body is produced while the request runs (a stream).

@@ -4,8 +4,8 @@ import CZlib
 
 /// Inflates a `gzip` or `deflate` body chunk by chunk, producing at most ``outputLimit`` bytes per call.
 ///
-/// Streamed responses are decoded here rather than by libcurl: libcurl 7.88 inflates a whole socket
-/// read before it can pause, so one read of a compression bomb (deflate reaches about 1032:1) turns
+/// Streamed responses are decoded here rather than by libcurl: libcurl (every version so far) inflates
+/// a whole socket read before it can pause, so one read of a compression bomb (deflate reaches about 1032:1) turns
 /// 64 KiB into 66 MiB at once. Decoding on the consumer's side, one bounded output at a time, keeps
 /// the memory a stream holds independent of the compression ratio. Not `Sendable`: owned by one
 /// body iterator.

@@ -15,7 +15,7 @@ enum ResponseBuilder {
             return .failure(ErrorMapping.error(for: code, context: context, configuration: configuration))
         }
         guard context.head.isComplete else {
-            // libcurl 7.88 ends a transfer whose server closed the connection inside the head (after a
+            // libcurl (7.88 at least) ends a transfer whose server closed the connection inside the head (after a
             // status line, before the empty line) with CURLE_OK; the response is not complete (RFC 9112 §8).
             var error = context.transfer.request.error(
                 .connectionClosed, "the server closed the connection before the response head was complete")

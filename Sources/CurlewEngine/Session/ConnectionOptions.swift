@@ -25,12 +25,13 @@ public struct ConnectionOptions: Sendable, Hashable {
         }
     }
 
-    /// Close a kept-alive connection that has been idle this long (whole seconds, rounded up) rather
-    /// than reuse it; nil: libcurl's default (a connection idle for 119 s is closed).
+    /// Close a kept-alive connection that has been idle this long (whole seconds, rounded up, at least
+    /// 1 s) rather than reuse it; nil: libcurl's default (a connection idle for 119 s is closed).
     public var maxIdleTime: Duration? = nil
     /// Close a connection this long after it was opened, once its current transfer ends (so a
-    /// long-lived pool follows DNS changes and load balancers); nil: no limit. Whole seconds, rounded
-    /// up, and at least 2 s (libcurl counts whole seconds and takes 0 as no limit).
+    /// long-lived pool follows DNS changes and load balancers); nil: no limit (also on libcurl 8.17 and
+    /// later, whose own default is 24 hours). Whole seconds, rounded up, and at least 2 s before libcurl
+    /// 8.15 (which counts whole seconds and takes 0 as no limit), 1 s from 8.15.
     public var maxLifetime: Duration? = nil
     /// How long resolved addresses are kept; nil: libcurl's default (60 s); `.zero`: never kept.
     /// Whole seconds, rounded up.

@@ -39,6 +39,7 @@ extension CurlSession {
         submitted: UInt64, isolation: isolated (any Actor)?,
         _ body: (Transfer, TransferControl) async throws -> Result
     ) async throws -> Result {
+        let prepared = carried(prepared, streamedResponse: streams?.response != nil)
         let transfer = Transfer(
             request: prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted, streams: streams)
         let control = TransferControl(transfer: transfer, loop: loop)
@@ -73,6 +74,27 @@ extension CurlSession {
                 throw error
             }
         }
+    }
+
+    /// `prepared` as this libcurl can carry it. Where a fallback in ``CurlQuirks`` needs it, a transfer to an
+    /// https host goes over HTTP/1.1: a streamed response, which may pause, where a paused HTTP/2 stream
+    /// stalls the others on its connection; a request body read through libcurl's read callback, where
+    /// HTTP/2 uploads stall. Plain http speaks HTTP/1.1 unless prior knowledge is asked for, which leaves
+    /// no other protocol (and before libcurl 8.0 gives each request a connection of its own).
+    @inline(__always)
+    func carried(_ prepared: PreparedRequest, streamedResponse: Bool) -> PreparedRequest {
+        guard configuration.quirks.someTransfersAvoidHTTP2 else { return prepared }
+        return avoidingHTTP2IfNeeded(prepared, streamedResponse: streamedResponse)
+    }
+
+    private func avoidingHTTP2IfNeeded(_ prepared: PreparedRequest, streamedResponse: Bool) -> PreparedRequest {
+        let quirks = configuration.quirks
+        guard prepared.poolKey.isHTTPS, !prepared.poolKey.http1Only, configuration.httpVersion != .http1Only else {
+            return prepared
+        }
+        let stalls = (streamedResponse && quirks.streamedResponsesAvoidHTTP2)
+            || (quirks.http2UploadsStall && prepared.request.body?.isReadByCallback == true)
+        return stalls ? prepared.speakingHTTP1Only() : prepared
     }
 
     /// Submits a transfer whose response is collected in memory and waits for its outcome.

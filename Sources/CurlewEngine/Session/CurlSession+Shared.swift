@@ -3,8 +3,9 @@
 extension CurlSession {
     /// A session with the default configuration, created on first use and kept for the process's life.
     ///
-    /// If its event loop cannot start (no file descriptors or threads left), every request through it
-    /// fails with the start-up error instead of the process crashing.
+    /// If it cannot start — the loaded libcurl is older than ``LibcurlVersion/minimumSupported``, or no
+    /// file descriptors or threads are left — every request through it fails with the start-up error
+    /// (``TransportError/Code/unsupportedLibcurl`` for the first) instead of the process crashing.
     public static let shared: any HTTPTransport = {
         do throws(TransportError) {
             return try CurlSession()

@@ -33,12 +33,15 @@ public final class CurlSession: HTTPTransport, Sendable {
 
     /// Starts a session and its event-loop thread.
     ///
-    /// - Throws: ``TransportError`` when the user agent holds CR, LF or NUL (``TransportError/Code/invalidHeader``),
-    ///   or libcurl cannot be initialised or the thread cannot start.
+    /// - Throws: ``TransportError`` when the loaded libcurl is older than ``LibcurlVersion/minimumSupported``
+    ///   (``TransportError/Code/unsupportedLibcurl``), when the user agent holds CR, LF or NUL
+    ///   (``TransportError/Code/invalidHeader``), or libcurl cannot be initialised or the thread cannot start.
     public init(
         configuration: SessionConfiguration = SessionConfiguration(),
         logger: Logger = Logger(label: "curlew.engine")
     ) throws(TransportError) {
+        // First: below the floor, libcurl lacks functions the rest would call.
+        try Libcurl.loaded.requireSupported()
         guard HeaderValidation.isSendable(value: configuration.userAgent) else {
             throw TransportError(
                 .invalidHeader, message: "the user agent contains CR, LF or NUL and would not be sent as given")
@@ -90,7 +93,9 @@ public final class CurlSession: HTTPTransport, Sendable {
         if let body = prepared.request.body, body.isStream || body.hasTrailers {
             return try await runWithBody(prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted)
         }
-        let transfer = Transfer(request: prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted)
+        let transfer = Transfer(
+            request: carried(prepared, streamedResponse: false), deadline: deadline, isRedirectHop: isRedirectHop,
+            submitted: submitted)
         return try await submitAndWait(transfer).get()
     }
 
@@ -186,6 +191,14 @@ public final class CurlSession: HTTPTransport, Sendable {
     /// The loop thread's kernel thread id (0 until it has started); lets tests see the thread exit.
     var loopThreadID: Int32 { loop.kernelThreadID.load(ordering: .relaxed) }
 
-    /// The libcurl build in use, e.g. `libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 brotli/1.0.9 zstd/1.5.4`.
-    public static var curlVersion: String { CurlGlobal.versionDescription }
+    /// The libcurl build in use, e.g. `libcurl/8.5.0 OpenSSL/3.0.13 zlib/1.3 brotli/1.1.0 zstd/1.5.5`.
+    public static var curlVersion: String { Libcurl.loaded.summary }
+
+    /// The libcurl library sessions run on: its version and what it was built with.
+    public static var libcurl: Libcurl { .loaded }
+
+    /// The system trust store sessions use for ``TrustRoots/system``: found by Curlew from
+    /// `SSL_CERT_FILE`, `SSL_CERT_DIR` and the distributions' known locations, not from the path compiled
+    /// into libcurl.
+    public static var systemTrustStore: SystemTrustStore { .current }
 }

@@ -1,6 +1,5 @@
 // Curlew — the header fields a session adds to every request that does not set them itself.
 
-import CCurlShims
 import HTTPTypes
 
 #if canImport(FoundationEssentials)
@@ -91,12 +90,5 @@ struct DefaultHeaderFields: Sendable {
 
     /// What libcurl builds for `CURLOPT_ACCEPT_ENCODING` "" (every coding it decodes, in its order),
     /// computed once: after each `curl_easy_reset` libcurl would build the list again.
-    static let supportedEncodings: String = {
-        guard let info = curlew_version_info() else { return "" }
-        var codings: [String] = []
-        if info.pointee.libz_version != nil { codings += ["deflate", "gzip"] }
-        if info.pointee.features & CURL_VERSION_BROTLI != 0 { codings.append("br") }
-        if info.pointee.features & CURL_VERSION_ZSTD != 0 { codings.append("zstd") }
-        return codings.joined(separator: ", ")
-    }()
+    static let supportedEncodings = Libcurl.loaded.contentCodings.joined(separator: ", ")
 }

@@ -137,6 +137,9 @@ public struct SessionConfiguration: Sendable {
     /// is emptied and starts over.
     public var parsedURLCacheCapacity: Int = 256
 
+    /// How the loaded libcurl differs from other versions; tests set flags to run a fallback on any version.
+    var quirks = CurlQuirks.current
+
     /// The default configuration.
     public init() {}
 

@@ -37,7 +37,7 @@ struct AdmissionTable<Key: Hashable> {
     /// before the server's settings arrive (RFC 9113 recommends servers allow at least 100).
     static var firstBurst: Int { 100 }
 
-    /// The streams libcurl 7.88 lets a new HTTP/2 connection carry until the server's settings arrive.
+    /// The streams libcurl lets a new HTTP/2 connection carry until the server's settings arrive.
     static var streamsBeforeSettings: Int { 100 }
 
     /// One key's queue, counts and what is known of its connections. Not private: the multiplexing
@@ -53,7 +53,7 @@ struct AdmissionTable<Key: Hashable> {
         var openConnections = 0
         var openerPending = false
         /// `openConnections` when the pending opener started: its connection adds no room until it is
-        /// ready, since libcurl 7.88 makes every transfer that finds the others full and this one still
+        /// ready, since libcurl makes every transfer that finds the others full and this one still
         /// connecting open a connection of its own.
         var connectionsBeforeOpener = 0
         /// The pending opener's connection is up (its first transfer is about to send): before the
@@ -86,6 +86,9 @@ struct AdmissionTable<Key: Hashable> {
         var counted = 0
         /// The shard this key's transfers use when they may not spread; -1 until first needed.
         var homeShard = -1
+        /// Whether the key's connections must live apart from every other key's (see
+        /// ``TransferStateMachine/submit(_:key:deadline:cancelled:spreadable:mayMultiplex:isolated:priority:idleTimeout:now:into:)``).
+        var isolated = false
         /// Whether this key is listed in `ready`.
         var listed = false
     }
@@ -115,13 +118,15 @@ struct AdmissionTable<Key: Hashable> {
     // MARK: Keys
 
     /// The key's index, creating its state on first sight (`mayMultiplex`: its mode starts unknown).
-    mutating func index(for key: Key, mayMultiplex: Bool) -> Int {
+    mutating func index(for key: Key, mayMultiplex: Bool, isolated: Bool = false) -> Int {
         if let last = lastKey, last.key == key { return last.index }
         let index: Int
         if let known = keyIndex[key] {
             index = known
         } else {
-            keys.append(KeyState(key: key, mode: mayMultiplex ? .unknown : .single))
+            var state = KeyState(key: key, mode: mayMultiplex ? .unknown : .single)
+            state.isolated = isolated
+            keys.append(state)
             index = keys.count - 1
             keyIndex[key] = index
         }
@@ -135,6 +140,9 @@ struct AdmissionTable<Key: Hashable> {
     func homeShard(of index: Int) -> Int { keys[index].homeShard }
 
     mutating func setHomeShard(_ shard: Int, of index: Int) { keys[index].homeShard = shard }
+
+    /// Whether the key's connections live apart from every other key's.
+    func isIsolated(_ index: Int) -> Bool { keys[index].isolated }
 
     func mode(of key: Key) -> KeyMode? { keyIndex[key].map { keys[$0].mode } }
 
@@ -265,7 +273,7 @@ struct AdmissionTable<Key: Hashable> {
     // MARK: Rules
 
     /// Whether one more transfer fits the key's own limit: `perKey` connections; over HTTP/2 of `streams`
-    /// each, opening one new connection (or probing for one stream more) at a time: libcurl 7.88 would
+    /// each, opening one new connection (or probing for one stream more) at a time: libcurl would
     /// otherwise open a connection for every transfer that finds the others full.
     private func keyHasRoom(_ index: Int) -> Bool {
         let state = keys[index]

@@ -76,6 +76,8 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     /// Submission counter, for FIFO across keys.
     private var sequence: UInt64 = 0
     private(set) var shardRunning: [Int] = []
+    /// The shard of isolated keys (see ``submit(_:key:deadline:cancelled:spreadable:mayMultiplex:isolated:priority:idleTimeout:now:into:)``), which no other key uses; -1 until needed.
+    private(set) var isolatedShard = -1
     private(set) var running = 0
     private(set) var isShutDown = false
 
@@ -93,15 +95,17 @@ struct TransferStateMachine<Key: Hashable, Payload> {
 
     /// A new submission. `spreadable` transfers may go to any shard with room (no limits and a key
     /// that cannot multiplex); others stay in their key's home shard. `mayMultiplex`: the key may
-    /// speak HTTP/2. `idleTimeout` overrides the limits' for this transfer (`.some(nil)`: none). A
+    /// speak HTTP/2. `isolated`: the key's connections must never be in one connection cache with other
+    /// keys' (requests held to HTTP/1.1 on a host the others reach over HTTP/2), so its home shard is one
+    /// only such keys use. `idleTimeout` overrides the limits' for this transfer (`.some(nil)`: none). A
     /// submission whose task was already cancelled, past its deadline, or after shutdown, fails at once.
     ///
     /// - Returns: The transfer's identifier, or nil when it failed at once.
     @discardableResult
     mutating func submit(
         _ payload: Payload, key: Key, deadline: UInt64?, cancelled: Bool = false, spreadable: Bool = false,
-        mayMultiplex: Bool = false, priority: Priority = .normal, idleTimeout: UInt64?? = nil, now: UInt64,
-        into actions: inout [Action]
+        mayMultiplex: Bool = false, isolated: Bool = false, priority: Priority = .normal, idleTimeout: UInt64?? = nil,
+        now: UInt64, into actions: inout [Action]
     ) -> TransferID? {
         if isShutDown {
             actions.append(.fail(payload, .shutdown))
@@ -115,7 +119,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
             actions.append(.fail(payload, .totalTimeout))
             return nil
         }
-        let index = admission.index(for: key, mayMultiplex: mayMultiplex)
+        let index = admission.index(for: key, mayMultiplex: mayMultiplex, isolated: isolated)
         let id = allocate(payload, key: index, deadline: deadline)
         let slot = Int(id.slot)
         slots[slot].idleTimeout = idleTimeout ?? limits.idleTimeout
@@ -264,19 +268,30 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         actions.append(.start(id, payload, shard: shard, timeout: timeout, connection: connection))
     }
 
-    /// The first shard with room, or a new one.
+    /// The first shard with room, or a new one (never the isolated keys' shard).
     private mutating func spreadShard() -> Int {
-        if let shard = shardRunning.firstIndex(where: { $0 < limits.shardSize }) { return shard }
+        if let shard = shardRunning.indices.first(where: { shardRunning[$0] < limits.shardSize && $0 != isolatedShard }) {
+            return shard
+        }
         shardRunning.append(0)
         return shardRunning.count - 1
     }
 
-    /// The key's shard, chosen when first needed: the least busy shard with room, or a new one.
+    /// The key's shard, chosen when first needed: for an isolated key the isolated keys' own shard;
+    /// otherwise the least busy shard with room (not that one), or a new one.
     private mutating func homeShard(of key: Int) -> Int {
         let home = admission.homeShard(of: key)
         if home >= 0 { return home }
+        if admission.isIsolated(key) {
+            if isolatedShard < 0 {
+                shardRunning.append(0)
+                isolatedShard = shardRunning.count - 1
+            }
+            admission.setHomeShard(isolatedShard, of: key)
+            return isolatedShard
+        }
         var best = -1
-        for (shard, count) in shardRunning.enumerated() where count < limits.shardSize {
+        for (shard, count) in shardRunning.enumerated() where count < limits.shardSize && shard != isolatedShard {
             if best < 0 || count < shardRunning[best] { best = shard }
         }
         if best < 0 {

@@ -2,7 +2,7 @@
 
 /// Gives each client identity of a session a certificate libcurl can tell apart.
 ///
-/// libcurl 7.88 matches kept-alive connections and cached TLS sessions by the client certificate (its
+/// libcurl matches kept-alive connections and cached TLS sessions by the client certificate (its
 /// path or bytes) but not by the private key or its password. Two identities with the same certificate
 /// and different keys would share connections and resumed sessions: a request would go out under an
 /// identity it never had. The first identity seen with a certificate uses it as given; each further one

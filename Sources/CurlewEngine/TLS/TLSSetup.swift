@@ -3,16 +3,27 @@
 import CCurl
 import CCurlShims
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The libcurl TLS options for a session, worked out once from its ``TLSConfiguration``.
 ///
-/// Trust is set up so libcurl's CA-store cache works whenever it can: the system store as
-/// `CURLOPT_CAINFO` with `CURLOPT_CAPATH` cleared (Debian's libcurl sets both by default, which turns
-/// the cache off and parses the whole bundle for every new connection). Where the system store must
-/// be combined with custom certificates it is used as a hashed directory, which OpenSSL reads lazily.
+/// The system store is the one Curlew found (``SystemTrustStore``), never libcurl's compiled-in path,
+/// which names the layout of the distribution the library was built on. Trust is set up so libcurl's
+/// CA-store cache works whenever it can: the system bundle as `CURLOPT_CAINFO` with `CURLOPT_CAPATH`
+/// cleared (Debian's libcurl sets both by default, which turns the cache off and parses the whole bundle
+/// for every new connection). Where the system store must be combined with custom certificates it is used
+/// as a hashed directory, which OpenSSL reads lazily, or, on a system without one, appended to them in
+/// memory.
 struct TLSSetup: Sendable {
     let caInfo: String?
     let caPath: String?
     let caBlob: [UInt8]?
+    /// Nothing was found for the system store: libcurl's own default stays in force.
+    let keepsLibcurlDefault: Bool
     let verifiesPeer: Bool
     let minimumVersion: Int
     let sessionResumption: Bool
@@ -20,29 +31,46 @@ struct TLSSetup: Sendable {
     /// `sha256//a;sha256//b` per lowercased host.
     let pins: [String: String]
 
-    init(_ configuration: TLSConfiguration) {
-        let bundle = Self.systemBundle
-        let directory = Self.systemDirectory
+    init(_ configuration: TLSConfiguration, store: SystemTrustStore = .current) {
         let roots = configuration.trustRoots
+        var caInfo: String?
+        var caPath: String?
+        var caBlob: [UInt8]?
+        var keepsDefault = false
         switch roots.source {
         case .system:
-            caInfo = bundle
-            caPath = bundle == nil ? directory : nil
-            caBlob = nil
+            keepsDefault = store.source == .libcurlDefault
+            caInfo = store.bundle
+            caPath = store.bundle == nil ? store.directory : nil
         case .file(let path):
             caInfo = path
-            caPath = roots.includesSystem ? directory : nil
-            caBlob = nil
+            if roots.includesSystem {
+                if let directory = store.directory {
+                    caPath = directory
+                } else if let bundle = store.bundle, let combined = Self.concatenated([path, bundle]) {
+                    // libcurl ignores CURLOPT_CAINFO when a blob is set: both files go in the blob.
+                    caInfo = nil
+                    caBlob = combined
+                }
+            }
         case .directory(let path):
-            caInfo = nil
-            // OpenSSL takes a colon-separated list of hashed directories.
-            caPath = roots.includesSystem ? [path, directory].compactMap { $0 }.joined(separator: ":") : path
-            caBlob = nil
+            // OpenSSL takes a colon-separated list of hashed directories, and a file beside them.
+            caPath = roots.includesSystem ? [path, store.directory].compactMap { $0 }.joined(separator: ":") : path
+            caInfo = roots.includesSystem && store.directory == nil ? store.bundle : nil
         case .pem(let bytes):
-            caInfo = nil
-            caPath = roots.includesSystem ? directory : nil
             caBlob = bytes
+            if roots.includesSystem {
+                if let directory = store.directory {
+                    caPath = directory
+                } else if let bundle = store.bundle, let system = Self.concatenated([bundle]) {
+                    caBlob = bytes + [UInt8(ascii: "\n")] + system
+                }
+            }
         }
+        self.caInfo = caInfo
+        self.caPath = caPath
+        self.caBlob = caBlob
+        keepsLibcurlDefault = keepsDefault
         verifiesPeer = configuration.verifiesPeer
         minimumVersion = Int(configuration.minimumVersion == .tls1_3 ? CURL_SSLVERSION_TLSv1_3 : CURL_SSLVERSION_TLSv1_2)
         sessionResumption = configuration.sessionResumption
@@ -54,17 +82,17 @@ struct TLSSetup: Sendable {
         self.pins = pins
     }
 
-    /// The system bundle libcurl was built with (Debian: `/etc/ssl/certs/ca-certificates.crt`).
-    static let systemBundle: String? = {
-        guard let info = curlew_version_info(), let path = info.pointee.cainfo else { return nil }
-        return String(cString: path)
-    }()
-
-    /// The system's hashed certificate directory libcurl was built with (Debian: `/etc/ssl/certs`).
-    static let systemDirectory: String? = {
-        guard let info = curlew_version_info(), let path = info.pointee.capath else { return nil }
-        return String(cString: path)
-    }()
+    /// The files' bytes one after the other (PEM blocks may follow one another), or nil when one cannot
+    /// be read: the file alone is then given to libcurl, whose failure names it.
+    private static func concatenated(_ paths: [String]) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        for path in paths {
+            guard let contents = try? Data(contentsOf: URL(fileURLWithPath: path)) else { return nil }
+            bytes += contents
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        return bytes
+    }
 }
 
 extension EasyHandle {
@@ -73,9 +101,12 @@ extension EasyHandle {
         set(CURLOPT_SSL_VERIFYPEER, setup.verifiesPeer ? 1 : 0)
         set(CURLOPT_SSL_VERIFYHOST, setup.verifiesPeer ? 2 : 0)
         set(CURLOPT_SSLVERSION, setup.minimumVersion)
-        // Always both: nil clears libcurl's built-in default, which would otherwise stay in force.
-        setOptionalString(CURLOPT_CAINFO, setup.caInfo)
-        setOptionalString(CURLOPT_CAPATH, setup.caPath)
+        // Always both (nil clears libcurl's built-in default, which would otherwise stay in force), unless
+        // no system store was found and that default is all there is.
+        if !setup.keepsLibcurlDefault {
+            setOptionalString(CURLOPT_CAINFO, setup.caInfo)
+            setOptionalString(CURLOPT_CAPATH, setup.caPath)
+        }
         if let blob = setup.caBlob { setBlob(CURLOPT_CAINFO_BLOB, blob) }
         if !setup.sessionResumption { set(CURLOPT_SSL_SESSIONID_CACHE, 0) }
         if let identity = options.clientIdentity ?? setup.clientIdentity {

@@ -1,0 +1,158 @@
+// Curlew — every libcurl behaviour that differs between the versions Curlew runs on, decided once from
+// the loaded library's version: what each flag means, the versions it applies to, the curl change that
+// brought or fixed it, and how Curlew keeps its guarantee where the library does not.
+
+/// How the loaded libcurl behaves where versions differ. One flag per behaviour, each true on the
+/// versions that have it; the engine reads these flags and never a version number.
+///
+/// Sessions take ``current``; tests may set a flag on any version to run the fallback that goes with it.
+struct CurlQuirks: Sendable, Hashable {
+    /// **Before 7.88.0:** a paused HTTP/2 stream stalls every other stream on its connection. Data for a
+    /// stream whose buffer is full made nghttp2 halt the whole connection's input until that stream read
+    /// it, which a paused stream never does (fixed by curl 8c762f5998, #10444, in 7.88.0).
+    ///
+    /// Curlew: a streamed response (the only kind that pauses) to an https host goes over HTTP/1.1, on a
+    /// connection of its own; with prior knowledge over cleartext (HTTP/2 or nothing), every request gets
+    /// a connection of its own (``priorKnowledgeReusesConnections``).
+    var pausedHTTP2StreamStallsConnection: Bool
+
+    /// **8.1.0 to 8.3.x:** a paused HTTP/2 stream's flow control is unreliable after libcurl's HTTP/2
+    /// rewrite (744dcf22fa, #10771, in 8.1.0), settled by 8.4.0: seen with Curlew's suite, a paused stream
+    /// alone on its connection kept being read (8.1.2), and a paused event stream lost most of its data
+    /// once it was read again (8.3.0).
+    ///
+    /// Curlew: as for ``pausedHTTP2StreamStallsConnection``.
+    var pausedHTTP2StreamLosesFlowControl: Bool
+
+    /// **8.5.0:** libcurl asks to watch a paused HTTP/1.1 transfer's socket for reading, and every read
+    /// goes into its pause buffer, up to 64 MiB, before the transfer fails with CURLE_OUT_OF_MEMORY
+    /// (brought by 47f5b1a37f, #11833, in 8.5.0; fixed by a0f94800d5, #12640, in 8.6.0). libcurl reads a
+    /// paused transfer's socket only when told it is readable.
+    ///
+    /// Curlew: the socket of an HTTP/1.x transfer paused for receiving is not watched for reading until
+    /// the transfer resumes.
+    var pausedTransferSocketStaysReadable: Bool
+
+    /// **Before 8.15.0:** the RST_STREAM of an HTTP/2 stream aborted early may wait for the connection's
+    /// next frames: from 7.88.0 it is queued with the small frames and sent only with the next ones
+    /// (ead2b2d4f6, #10432; fixed by 1454aa17d6, #17638, in 8.15.0), and 7.87.0 was seen not to send it
+    /// either. On a connection nothing else uses, the server keeps the stream open.
+    ///
+    /// Curlew: an aborted transfer's connection is closed, unless other streams still use it.
+    var abortedStreamResetIsDelayed: Bool
+
+    /// **7.64.0 to 8.6.x:** an easy handle that sent trailers corrupts memory on its next chunked upload:
+    /// its trailer state is never reset (the code was replaced by client readers, 9369c30cd8, in 8.7.0).
+    ///
+    /// Curlew: such a handle is destroyed after its transfer instead of being pooled.
+    var trailersSpoilTheHandle: Bool
+
+    /// **7.88.x:** an HTTP/2 upload whose stream has no flow-control window left keeps asking to write to
+    /// the socket and writes nothing, a busy loop for as long as the server takes to read (brought by
+    /// 71b7e01610 in 7.88.0; fixed by d9ccc75b00, #10627, and 06f65f771b, #10753, in 8.0.0).
+    ///
+    /// Curlew: a socket curl could not write to is not watched for writability until it is readable (the
+    /// window update arrives as data) or 20 ms have passed.
+    var http2UploadSpinsWithoutWindow: Bool
+
+    /// **8.5.x, 8.6.x and 8.10.x:** HTTP/2 uploads read through the read callback (a stream, a file, a
+    /// form with files) can stall until a timeout. Seen with Curlew's suite: on 8.5.0 a small write to a
+    /// streamed upload that nothing follows is not sent in about half the runs (settled by 8.6.0); on
+    /// 8.6.0 and 8.10.x an early answer, an echo interleaved with the upload, an empty or slowly read body
+    /// wait (8.6.0 reworked the transfer loop, d7b6ce64ce, #12480, settled by 8.7.0; 35bf766280, #14253,
+    /// in 8.10.0, settled by 8.11.0). Not bisected further; 8.4, 8.7, 8.8, 8.9 and 8.11 pass the suite.
+    ///
+    /// Curlew: such a request to an https host goes over HTTP/1.1 (bodies in memory, given to libcurl
+    /// whole, still use HTTP/2).
+    var http2UploadsStall: Bool
+
+    /// **Before 8.5.0, and 8.10.0:** over HTTP/2, when a request body's END_STREAM goes out after the
+    /// response has ended, libcurl neither ends the transfer nor schedules another run: the finished
+    /// exchange waits for a timeout. A multiplexed transfer whose response had ended kept sending until
+    /// 331b89a319 (#11756, 8.3.0); a flow-control hold could still stick until 47f5b1a37f (#11833, 8.5.0);
+    /// 35bf766280 (8.10.0) brought the wait back for one release.
+    ///
+    /// Curlew: the transfer's send direction is paused and resumed at once, which makes libcurl run it
+    /// again with its socket treated as readable.
+    var endedStreamNeedsAnotherRun: Bool
+
+    /// **From 8.10.0:** over HTTP/2, a request body still being sent after the response ended is sent to
+    /// its end (so since 8.6.0, d7b6ce64ce, #12480), and the send that closes the stream fails with
+    /// CURLE_SEND_ERROR ("stream closed"), failing an exchange whose response had arrived whole:
+    /// 35bf766280 (#14253, 8.10.0) dropped the guard on the closed-stream check, where 8.10.0 mostly waits
+    /// instead, and 70d3a9b6aa (#14877, 8.10.1) made it fail. Not fixed in a release as of 8.21.0.
+    ///
+    /// Curlew: a transfer that fails so after its final head, with no socket error and once its whole
+    /// request body was handed to libcurl, succeeds: the server had closed its side normally (a reset with
+    /// an error code is CURLE_HTTP2_STREAM).
+    var uploadAfterCompleteResponseFails: Bool
+
+    /// **Before 8.15.0:** `CURLOPT_MAXAGE_CONN` and `CURLOPT_MAXLIFETIME_CONN` compare whole seconds,
+    /// truncated, with `>` (a connection idle for 2.9 s is "2 s" idle), and a maximum idle time of 0 means
+    /// "idle for under a second". From 8.15.0 (e39b8c4819, #17571) they compare milliseconds, and 0 turns
+    /// the idle limit off.
+    ///
+    /// Curlew: the value set is chosen for the library's rule, so a limit holds to the second on both.
+    var connectionAgesInWholeSeconds: Bool
+
+    /// **From 8.17.0:** a connection is retired after 24 hours by default (c184f464f7); before, it had no
+    /// age limit.
+    ///
+    /// Curlew: a session without ``ConnectionOptions/maxLifetime`` sets no limit explicitly, as documented.
+    var connectionLifetimeHasDefault: Bool
+
+    /// **7.88.x:** a cleartext HTTP/2 prior-knowledge connection that carries a second request gets a
+    /// second HTTP/2 layer, which breaks it with "Error in the HTTP2 framing layer" (curl#10634; brought by
+    /// 71b7e01610 in 7.88.0, fixed by cbe9d82c22, #10643, in 8.0.0).
+    ///
+    /// Curlew: each such request gets a connection of its own (``priorKnowledgeReusesConnections``).
+    var priorKnowledgeReuseBreaks: Bool
+
+    /// **Before 7.88.0:** libcurl decodes any number of content codings stacked over several header
+    /// lines (capped within one line from 7.84.0, 3a09fbb7f2, CVE-2022-32206, and across lines from
+    /// 7.88.0, 119fb18719, CVE-2023-23916): ten stacked gzip layers multiply a small body many times over.
+    ///
+    /// Curlew: a response that libcurl would decode with more than ``maximumContentCodings`` codings fails
+    /// with ``TransportError/Code/badContentEncoding`` before any of its body is decoded.
+    var contentCodingChainUnbounded: Bool
+
+    /// The most codings Curlew lets libcurl decode where libcurl has no cap of its own: 5, the cap libcurl
+    /// 7.88.0 and later apply (tests lower it to reach the check below libcurl's own).
+    var maximumContentCodings = 5
+
+    // Not a flag, for every version so far: libcurl decodes a whole socket read before a pause takes
+    // effect (a 64 KiB read of a bomb becomes 66 MiB in its pause buffer), so Curlew decodes streamed
+    // responses itself (see `ContentDecoder`).
+
+    /// The quirks of libcurl `version`.
+    init(version: LibcurlVersion) {
+        pausedHTTP2StreamStallsConnection = version < LibcurlVersion(7, 88, 0)
+        pausedHTTP2StreamLosesFlowControl = version >= LibcurlVersion(8, 1, 0) && version < LibcurlVersion(8, 4, 0)
+        pausedTransferSocketStaysReadable = version >= LibcurlVersion(8, 5, 0) && version < LibcurlVersion(8, 6, 0)
+        abortedStreamResetIsDelayed = version < LibcurlVersion(8, 15, 0)
+        trailersSpoilTheHandle = version < LibcurlVersion(8, 7, 0)
+        http2UploadSpinsWithoutWindow = version >= LibcurlVersion(7, 88, 0) && version < LibcurlVersion(8, 0, 0)
+        http2UploadsStall = [LibcurlVersion(8, 5, 0), LibcurlVersion(8, 6, 0), LibcurlVersion(8, 10, 0)]
+            .contains(version.minorRelease)
+        endedStreamNeedsAnotherRun = version < LibcurlVersion(8, 5, 0) || version.minorRelease == LibcurlVersion(8, 10, 0)
+        uploadAfterCompleteResponseFails = version >= LibcurlVersion(8, 10, 0)
+        connectionAgesInWholeSeconds = version < LibcurlVersion(8, 15, 0)
+        connectionLifetimeHasDefault = version >= LibcurlVersion(8, 17, 0)
+        priorKnowledgeReuseBreaks = version >= LibcurlVersion(7, 88, 0) && version < LibcurlVersion(8, 0, 0)
+        contentCodingChainUnbounded = version < LibcurlVersion(7, 88, 0)
+    }
+
+    /// The loaded library's quirks.
+    static let current = CurlQuirks(version: Libcurl.loaded.version)
+
+    /// Whether a cleartext prior-knowledge connection may carry more than one request: not where reuse
+    /// breaks it, nor where a paused stream would stall the others on it or lose its flow control.
+    var priorKnowledgeReusesConnections: Bool { !priorKnowledgeReuseBreaks && !streamedResponsesAvoidHTTP2 }
+
+    /// Whether a streamed response to an https host goes over an HTTP/1.1 connection of its own.
+    var streamedResponsesAvoidHTTP2: Bool { pausedHTTP2StreamStallsConnection || pausedHTTP2StreamLosesFlowControl }
+
+    /// Whether some transfers to an https host avoid HTTP/2 (see ``streamedResponsesAvoidHTTP2`` and
+    /// ``http2UploadsStall``).
+    var someTransfersAvoidHTTP2: Bool { streamedResponsesAvoidHTTP2 || http2UploadsStall }
+}
