@@ -10,8 +10,8 @@ import Testing
 @Suite struct FailureTests {
     @Test func connectionRefused() async throws {
         let session = try CurlSession()
-        let error = await transportError {
-            try await session.execute(TransportRequest(url: "http://127.0.0.1:\(closedPort())/"))
+        let error = await withRefusingPort { port in
+            await transportError { try await session.execute(TransportRequest(url: "http://127.0.0.1:\(port)/")) }
         }
         #expect(error?.code == .cannotConnect)
         #expect(error?.curlCode == 7)

@@ -512,11 +512,11 @@ private func isRandomBoundary(_ text: String?) -> Bool {
                 #expect(refused.statusCode == 404)
             }
         }
-        let closed = try await LocalHTTPServer.start { _ in .text("unused") }
-        let gone = closed.baseURL
-        try await closed.shutdown()
-        guard case .failure(.transport(let failure)) = await Provider<Moya>().result(for: Moya(base: gone, path: "/gone")) else {
-            Issue.record("expected failure(.transport)")
+        let outcome = await withRefusingPort { port in
+            await Provider<Moya>().result(for: Moya(base: "http://127.0.0.1:\(port)", path: "/gone"))
+        }
+        guard case .failure(.transport(let failure)) = outcome else {
+            Issue.record("expected failure(.transport), got \(outcome)")
             return
         }
         #expect(failure.code == .cannotConnect)

@@ -76,17 +76,21 @@ private struct CompressedUpload: TargetType {
 
     @Test func aTransportFailureIsThrownAsCurlewError() async throws {
         let server = try await LocalHTTPServer.start { _ in .text("unused") }
-        let target = try await server.withShutdown { Local($0, "/gone") }
-        let recorder = Recorder()
-        let provider = Provider<Local>(plugins: [RecordingPlugin(name: "p", recorder: recorder)])
-        let (error, updates) = await progressError(provider.progress(for: target))
-        guard case .transport(let transport) = error else {
-            Issue.record("expected a transport failure, got \(String(describing: error))")
-            return
+        var target = try await server.withShutdown { Local($0, "/gone") }
+        // A port that stays refused: another test's server could take the shut-down server's port.
+        await withRefusingPort { port in
+            target.base = "http://127.0.0.1:\(port)"
+            let recorder = Recorder()
+            let provider = Provider<Local>(plugins: [RecordingPlugin(name: "p", recorder: recorder)])
+            let (error, updates) = await progressError(provider.progress(for: target))
+            guard case .transport(let transport) = error else {
+                Issue.record("expected a transport failure, got \(String(describing: error))")
+                return
+            }
+            #expect(transport.code == .cannotConnect)
+            #expect(updates.allSatisfy { !$0.progress.isCompleted && $0.response == nil && $0.progress.bytesReceived == 0 })
+            #expect(recorder.all == ["p.prepare", "p.willSend", "p.didReceive(error)", "p.process"])
         }
-        #expect(transport.code == .cannotConnect)
-        #expect(updates.allSatisfy { !$0.progress.isCompleted && $0.response == nil && $0.progress.bytesReceived == 0 })
-        #expect(recorder.all == ["p.prepare", "p.willSend", "p.didReceive(error)", "p.process"])
     }
 
     @Test func aStatusTheTargetDoesNotAcceptIsThrownAsStatusCode() async throws {

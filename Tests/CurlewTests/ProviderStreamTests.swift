@@ -82,25 +82,33 @@ private struct FallbackPlugin: PluginType {
 
     @Test func aTransportFailureBeforeTheHeadReachesThePluginsAndIsThrown() async throws {
         let server = try await LocalHTTPServer.start { _ in .text("unused") }
-        let target = try await server.withShutdown { Local($0, "/gone") }
-        let recorder = Recorder()
-        let provider = Provider<Local>(plugins: [RecordingPlugin(name: "p", recorder: recorder)])
-        let error = await curlewError { try await provider.stream(target) { _, _ in } }
-        guard case .transport(let transport) = error else {
-            Issue.record("expected a transport failure, got \(String(describing: error))")
-            return
+        var target = try await server.withShutdown { Local($0, "/gone") }
+        // A port that stays refused: another test's server could take the shut-down server's port.
+        await withRefusingPort { port in
+            target.base = "http://127.0.0.1:\(port)"
+            let recorder = Recorder()
+            let provider = Provider<Local>(plugins: [RecordingPlugin(name: "p", recorder: recorder)])
+            let error = await curlewError { try await provider.stream(target) { _, _ in } }
+            guard case .transport(let transport) = error else {
+                Issue.record("expected a transport failure, got \(String(describing: error))")
+                return
+            }
+            #expect(transport.code == .cannotConnect)
+            #expect(recorder.all == ["p.prepare", "p.willSend", "p.didReceive(error)", "p.process"])
         }
-        #expect(transport.code == .cannotConnect)
-        #expect(recorder.all == ["p.prepare", "p.willSend", "p.didReceive(error)", "p.process"])
     }
 
     @Test func aPluginThatReplacesAFailureHandsItsResponseAndDataToTheHandler() async throws {
         let server = try await LocalHTTPServer.start { _ in .text("unused") }
-        let target = try await server.withShutdown { Local($0, "/gone") }
-        let provider = Provider<Local>(plugins: [FallbackPlugin()])
-        let (status, text) = try await provider.stream(target) { response, body in (response.statusCode, try await collect(body).text) }
-        #expect(status == 299)
-        #expect(text == "fallback")
+        var target = try await server.withShutdown { Local($0, "/gone") }
+        // A port that stays refused: another test's server could take the shut-down server's port.
+        try await withRefusingPort { port in
+            target.base = "http://127.0.0.1:\(port)"
+            let provider = Provider<Local>(plugins: [FallbackPlugin()])
+            let (status, text) = try await provider.stream(target) { response, body in (response.statusCode, try await collect(body).text) }
+            #expect(status == 299)
+            #expect(text == "fallback")
+        }
     }
 
     @Test func aTransportThatDoesNotStreamStillServesStreamingCallers() async throws {

@@ -226,15 +226,17 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
 
     @Test func cannotConnectIsRetriedForGET() async throws {
         try await Self.withSession { session in
-            let target = try await Self.target(base: "http://127.0.0.1:\(closedPort())", path: "/nothing")
-            let clock = TestClock()
-            let log = RetryAttemptLog()
-            let provider = Self.provider(session, clock: clock, log: log)
-            let error = Self.transportError(await curlewError { try await provider.request(target) })
-            #expect(error?.code == .cannotConnect, "\(String(describing: error))")
-            #expect(log.attempts == [1, 2, 3])
-            #expect(Set(log.all.map(\.url)).count == 1)
-            #expect(clock.sleeps == [.milliseconds(50), .milliseconds(100)])
+            try await withRefusingPort { port in
+                let target = try await Self.target(base: "http://127.0.0.1:\(port)", path: "/nothing")
+                let clock = TestClock()
+                let log = RetryAttemptLog()
+                let provider = Self.provider(session, clock: clock, log: log)
+                let error = Self.transportError(await curlewError { try await provider.request(target) })
+                #expect(error?.code == .cannotConnect, "\(String(describing: error))")
+                #expect(log.attempts == [1, 2, 3])
+                #expect(Set(log.all.map(\.url)).count == 1)
+                #expect(clock.sleeps == [.milliseconds(50), .milliseconds(100)])
+            }
         }
     }
 
@@ -248,15 +250,19 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
         try await Self.withSession { session in
             let gone = try await LocalHTTPServer.start { _ in .text("never") }
             try await gone.shutdown()
-            var target = Local(gone, "/orders", method: method, task: .requestData(Data("{}".utf8)))
-            target.headers = headers
-            let clock = TestClock()
-            let log = RetryAttemptLog()
-            let provider = Self.provider(session, clock: clock, log: log)
-            let error = Self.transportError(await curlewError { try await provider.request(target) })
-            #expect(error?.code == .cannotConnect, "\(String(describing: error))")
-            #expect(log.attempts == attempts)
-            #expect(clock.sleeps == Self.waits(before: attempts))
+            // The shut-down server's port is not reused: another test's server could take it meanwhile.
+            await withRefusingPort { port in
+                var target = Local(gone, "/orders", method: method, task: .requestData(Data("{}".utf8)))
+                target.base = "http://127.0.0.1:\(port)"
+                target.headers = headers
+                let clock = TestClock()
+                let log = RetryAttemptLog()
+                let provider = Self.provider(session, clock: clock, log: log)
+                let error = Self.transportError(await curlewError { try await provider.request(target) })
+                #expect(error?.code == .cannotConnect, "\(String(describing: error))")
+                #expect(log.attempts == attempts)
+                #expect(clock.sleeps == Self.waits(before: attempts))
+            }
         }
     }
 
