@@ -102,10 +102,6 @@ CURLcode curlew_easy_getinfo_string(CURL *easy, CURLINFO info, const char **valu
     return curl_easy_getinfo(easy, info, value);
 }
 
-CURLcode curlew_easy_getinfo_socket(CURL *easy, CURLINFO info, curl_socket_t *value) {
-    return curl_easy_getinfo(easy, info, value);
-}
-
 CURLcode curlew_easy_getinfo_slist(CURL *easy, CURLINFO info, struct curl_slist **value) {
     return curl_easy_getinfo(easy, info, value);
 }

@@ -2,10 +2,17 @@
 
 import Foundation
 
-/// A loopback port with nothing listening on it.
+/// A loopback port with nothing listening on it. Another test's server may take it once this returns:
+/// where that matters, use ``withRefusingPort(_:)``.
 package func closedPort() -> Int {
+    let (fd, port) = boundLoopbackSocket()
+    close(fd)
+    return port
+}
+
+/// A TCP socket bound to a free loopback port, not listening, and that port.
+private func boundLoopbackSocket() -> (fd: Int32, port: Int) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
     var address = loopback(port: 0)
     _ = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -14,24 +21,16 @@ package func closedPort() -> Int {
     _ = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }
 
 /// Runs `body` with a loopback port that refuses connections for as long as `body` runs: the port stays
 /// bound (never listening), so a server that another test starts meanwhile cannot take it, as it can
 /// take a port from `closedPort()` or from a server that was shut down.
 package func withRefusingPort<T>(_ body: (Int) async throws -> T) async rethrows -> T {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let (fd, port) = boundLoopbackSocket()
     defer { close(fd) }
-    var address = loopback(port: 0)
-    _ = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return try await body(Int(UInt16(bigEndian: address.sin_port)))
+    return try await body(port)
 }
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port`.

@@ -73,7 +73,6 @@ CURLMcode curlew_multi_setopt_timer_callback(CURLM *multi, curlew_timer_callback
 CURLcode curlew_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 CURLcode curlew_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
 CURLcode curlew_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value);
-CURLcode curlew_easy_getinfo_socket(CURL *easy, CURLINFO info, curl_socket_t *value);
 CURLcode curlew_easy_getinfo_slist(CURL *easy, CURLINFO info, struct curl_slist **value);
 
 /// The CURLMsg fields Swift needs, read without touching the C union.
