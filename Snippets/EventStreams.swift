@@ -268,6 +268,27 @@ listener.cancel()
 print("\(await listener.value) ticks before the listener was cancelled")
 // snippet.end
 
+// snippet.activity
+// The same stream with its comments and reconnections; `close()` ends it from another task.
+let live = session.events(for: TransportRequest(url: liveURL))
+let watcher = Task {
+    var heartbeats = 0
+    var ticks = 0
+    for try await item in live.activity {
+        switch item {
+        case .event: ticks += 1
+        case .comment: heartbeats += 1  // ": heartbeat"
+        case .reconnecting(let reconnection): print("reconnecting in \(reconnection.delay): \(reconnection.cause)")
+        }
+    }
+    return (heartbeats, ticks)  // the loop ends without an error once the stream is closed
+}
+try await Task.sleep(for: .milliseconds(200))
+live.close()
+let (heartbeats, ticks) = try await watcher.value
+print("\(ticks) ticks and \(heartbeats) heartbeats before the stream was closed")
+// snippet.end
+
 // snippet.errors
 enum Site: TargetType {
     case home
@@ -285,8 +306,8 @@ func explain(_ error: CurlewError) -> String {
     case .eventStream(.unexpectedContentType(let type)): "not an event stream: \(type ?? "no Content-Type")"
     case .eventStream(.lineTooLong(let limit)), .eventStream(.eventTooLarge(let limit)): "over the \(limit)-byte limit"
     case .eventStream(.bodyNotReplayable): "cannot reconnect: the request body cannot be sent again"
-    case .transport(let failure) where failure.code == .cancelled: "cancelled"
-    case .transport(let failure): "gave up after \(failure.code)"  // not worth reconnecting, or too many failures
+    case .eventStream(.transport(let failure)) where failure.code == .cancelled: "cancelled"
+    case .eventStream(.transport(let failure)): "gave up after \(failure.code)"  // not worth reconnecting, or too many failures
     default: error.description  // a request closure, a plugin or a middleware failed
     }
 }

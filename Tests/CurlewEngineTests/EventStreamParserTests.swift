@@ -135,14 +135,40 @@ private func feed(_ parser: inout EventStreamParser, _ chunks: [[UInt8]]) throws
     }
 
     @Test func aLineOfExactlyTheDefaultLimitPassesAndOneByteMoreThrows() throws {
-        let value = [UInt8](repeating: 0x61, count: EventStreamParser.defaultMaxLineLength - 6)
+        let value = [UInt8](repeating: 0x61, count: EventStreamParser.defaultMaxLineLength - 7)
         var parser = EventStreamParser()
-        let events = try feed(&parser, [Array("data: ".utf8) + value + [0x0A, 0x0A]])
-        #expect(events == [ServerSentEvent(data: String(decoding: value, as: UTF8.self))])
+        let events = try feed(&parser, [Array("event: ".utf8) + value + Array("\ndata: x\n\n".utf8)])
+        #expect(events == [ServerSentEvent(type: String(decoding: value, as: UTF8.self), data: "x")])
 
         var longer = EventStreamParser()
         #expect(throws: EventStreamError.lineTooLong(limit: EventStreamParser.defaultMaxLineLength)) {
-            try feed(&longer, [Array("data: ".utf8) + value + [0x61, 0x0A, 0x0A]])
+            try feed(&longer, [Array("event: ".utf8) + value + [0x61, 0x0A, 0x0A]])
+        }
+    }
+
+    /// LaunchDarkly's largest payload: `data: ` and 1 MiB in one line passes the default limits (the line
+    /// limit does not apply to `data` lines; before, it failed `lineTooLong(limit: 1048576)`).
+    @Test func aOneMebibyteDataLinePassesTheDefaultLimits() throws {
+        let value = [UInt8](repeating: 0x61, count: 1 << 20)
+        for size in [4096, 1 << 20 + 8] {
+            var parser = EventStreamParser()
+            let stream = Array("data: ".utf8) + value + [0x0A, 0x0A]
+            let events = try feed(&parser, stride(from: 0, to: stream.count, by: size).map { Array(stream[$0..<min(stream.count, $0 + size)]) })
+            #expect(events.map(\.data.utf8.count) == [1 << 20], "chunks of \(size)")
+        }
+    }
+
+    /// A `data` line is bounded by the event's data limit: one that has not ended throws
+    /// `eventTooLarge` as soon as its value is longer than the limit, whatever the line limit.
+    @Test func aDataLineIsBoundedByTheEventSize() throws {
+        var parser = EventStreamParser(maxLineLength: 8, maxEventSize: 20)
+        #expect(try feed(&parser, [Array("data: 01234567890123456789".utf8)]).isEmpty)
+        #expect(throws: EventStreamError.eventTooLarge(limit: 20)) { try feed(&parser, [[0x37]]) }
+        // Data already in the event counts: 12 bytes then 1 + 8 fit, 1 + 9 do not.
+        var joined = EventStreamParser(maxLineLength: 8, maxEventSize: 21)
+        #expect(try feed(&joined, [Array("data: 012345678901\ndata: abcdefgh\n\n".utf8)]).map(\.data) == ["012345678901\nabcdefgh"])
+        #expect(throws: EventStreamError.eventTooLarge(limit: 21)) {
+            try feed(&joined, [Array("data: 012345678901\ndata: abcdefghi".utf8)])
         }
     }
 
@@ -151,12 +177,13 @@ private func feed(_ parser: inout EventStreamParser, _ chunks: [[UInt8]]) throws
     @Test(arguments: ["\n", "\r", "\r\n"])
     func lineLengthLimitAtEverySplit(terminator: String) throws {
         let limit = 16
-        let exact = Array("data: 0123456789\(terminator)\(terminator)".utf8)  // "data: 0123456789" is 16 bytes
-        let over = Array("data: 0123456789X\(terminator)\(terminator)".utf8)
+        let t = terminator
+        let exact = Array("id: 0123456789ab\(t)data: x\(t)\(t)".utf8)  // "id: 0123456789ab" is 16 bytes
+        let over = Array("id: 0123456789abc\(t)data: x\(t)\(t)".utf8)
         for split in 0...exact.count {
             var parser = EventStreamParser(maxLineLength: limit)
             let events = try feed(&parser, [Array(exact[..<split]), Array(exact[split...])])
-            #expect(events == [ServerSentEvent(data: "0123456789")], "split at \(split)")
+            #expect(events == [ServerSentEvent(data: "x", id: "0123456789ab")], "split at \(split)")
         }
         for split in 0...over.count {
             var parser = EventStreamParser(maxLineLength: limit)
@@ -179,7 +206,7 @@ private func feed(_ parser: inout EventStreamParser, _ chunks: [[UInt8]]) throws
         var parser = EventStreamParser(maxLineLength: 8)
         var events: [ServerSentEvent] = []
         #expect(throws: EventStreamError.lineTooLong(limit: 8)) {
-            try parser.parse(Array("data: a\n\ndata: 123456789\n\n".utf8)[...], into: &events)
+            try parser.parse(Array("data: a\n\nevent: 123456789\n\n".utf8)[...], into: &events)
         }
         #expect(events == [ServerSentEvent(data: "a")], "events before the long line are appended")
         #expect(throws: EventStreamError.lineTooLong(limit: 8), "the same error until finish()") {
@@ -263,11 +290,11 @@ private func feed(_ parser: inout EventStreamParser, _ chunks: [[UInt8]]) throws
     }
 
     @Test func aOneMebibyteEventRoundTrips() throws {
-        // One 1 MiB data line (the line limit raised for it), with multi-byte characters cut by the chunks.
+        // One 1 MiB data line (the default limits), with multi-byte characters cut by the chunks.
         let value = String(repeating: "é€x", count: (1 << 20) / 6)  // 2 + 3 + 1 bytes each
         let line = Array("id: big\ndata: \(value)\n\n".utf8)
         for size in [1 << 16, 1000, line.count] {
-            var parser = EventStreamParser(maxLineLength: 2 << 20)
+            var parser = EventStreamParser()
             let chunks = stride(from: 0, to: line.count, by: size).map { Array(line[$0..<min(line.count, $0 + size)]) }
             let events = try feed(&parser, chunks)
             #expect(events.count == 1 && events.first?.data == value && events.first?.id == "big", "chunks of \(size)")

@@ -101,9 +101,9 @@ private func oneShotBody(_ text: String) -> RequestBody {
     }
 
     /// An answer that redirects is followed: the stream reads the target's events. Each attempt starts
-    /// at the request's own URL, so the reconnect is redirected again, with the last id. The attempt read
-    /// directly sees the redirect in its head and sends the request again through the scoped exchange,
-    /// which follows redirects: the start gets two requests per attempt, the target one.
+    /// at the request's own URL, so the reconnect is redirected again, with the last id. Each hop is sent
+    /// once (before, the attempt read directly sent its request again to follow the redirect: the start
+    /// got two requests per attempt).
     @Test(arguments: Wire.allCases)
     func aRedirectIsFollowedOnEveryAttempt(wire: Wire) async throws {
         try await withSSEServerAndSession(wire) { server, session in
@@ -124,9 +124,47 @@ private func oneShotBody(_ text: String) -> RequestBody {
             #expect(reading.error == nil)
             let starts = try await server.records(start)
             let targets = try await server.records(target)
-            #expect(starts.map { $0.values("Last-Event-ID") } == [[], [], ["1"], ["1"]])
+            #expect(starts.map { $0.values("Last-Event-ID") } == [[], ["1"]])
             #expect(targets.map { $0.values("Last-Event-ID") } == [[], ["1"]])
             #expect(targets.map { $0.values("Accept") } == [["text/event-stream"], ["text/event-stream"]])
+        }
+    }
+
+    /// A POST redirected by 307 is sent once to the redirecting URL and once to the target, its body
+    /// both times (before, the redirecting URL got it twice).
+    @Test(arguments: Wire.allCases)
+    func aRedirectedPostIsSentOncePerHop(wire: Wire) async throws {
+        try await withSSEServerAndSession(wire) { server, session in
+            let start = newKey()
+            let target = newKey()
+            let location = server.url(key: target, plan: SSEPlan([.events("data: one\n\n", end: .silent)]))
+            let plan = SSEPlan([.status(307, headers: [["location", location]])])
+            let request = TransportRequest(url: server.url(key: start, plan: plan), method: .post, body: .string("subscribe"))
+            let reading = await readEvents(session.events(for: request, policy: policy()), count: 1)
+            #expect(reading.events == [ServerSentEvent(data: "one")])
+            let starts = try await server.records(start)
+            let targets = try await server.records(target)
+            #expect(starts.map(\.method) == ["POST"])
+            #expect(starts.map(\.body) == ["subscribe"])
+            #expect(targets.map(\.method) == ["POST"])
+            #expect(targets.map(\.body) == ["subscribe"])
+        }
+    }
+
+    /// An empty `Location` is the same URL (RFC 3986 §5.2.2): a POST answered 303 with one is followed by
+    /// a GET of the URL itself (before, the parent path was asked for).
+    @Test func anEmptyLocationIsTheSameURL() async throws {
+        try await withSSEServerAndSession { server, session in
+            let key = newKey()
+            let plan = SSEPlan([.status(303, headers: [["location", ""]]), .events("data: same\n\n", end: .silent)])
+            let url = server.url(key: key, plan: plan)
+            let request = TransportRequest(url: url, method: .post, body: .string("x"))
+            let reading = await readEvents(session.events(for: request, policy: policy()), count: 1)
+            #expect(reading.events == [ServerSentEvent(data: "same")])
+            #expect(reading.error == nil)
+            let records = try await server.records(key)
+            #expect(records.map(\.method) == ["POST", "GET"])
+            #expect(records.map(\.target).count == 2 && records.first?.target == records.last?.target)
         }
     }
 

@@ -132,17 +132,13 @@ import Testing
         Self.expect(\.priorKnowledgeReusesConnections, [(.init(7, 81, 0), false), (.init(7, 88, 1), false), (.init(8, 0, 0), true)])
     }
 
-    @Test func contentCodingChainsAreUnboundedBefore7_88() {
-        Self.expect(\.contentCodingChainUnbounded, [(.init(7, 83, 1), true), (.init(7, 87, 0), true), (.init(7, 88, 0), false)])
-    }
-
     /// Debian 12's 7.88.1, as CI runs it first: the quirks its fallbacks were written for.
     @Test func debian12sLibcurl() {
         let quirks = CurlQuirks(version: .init(7, 88, 1))
         #expect(quirks.abortedStreamResetIsDelayed && quirks.trailersSpoilTheHandle && quirks.http2UploadSpinsWithoutWindow)
         #expect(quirks.endedStreamNeedsAnotherRun && quirks.priorKnowledgeReuseBreaks && quirks.connectionAgesInWholeSeconds)
         #expect(!quirks.pausedHTTP2StreamStallsConnection && !quirks.pausedTransferSocketStaysReadable)
-        #expect(!quirks.uploadAfterCompleteResponseFails && !quirks.contentCodingChainUnbounded && !quirks.connectionLifetimeHasDefault)
+        #expect(!quirks.uploadAfterCompleteResponseFails && !quirks.connectionLifetimeHasDefault)
         #expect(!quirks.http2UploadsStall)
     }
 }

@@ -81,6 +81,26 @@ private struct Echo {
         }
     }
 
+    /// An empty `Location` is the same URL (RFC 3986 §5.2.2), through `execute` and the scoped exchange:
+    /// a POST answered 303 with one is followed by a GET of the same URI, query kept.
+    @Test(arguments: [false, true])
+    func anEmptyLocationIsTheSameURL(streamed: Bool) async throws {
+        let handler: LocalHTTPServer.Handler = { request in
+            request.method == "POST" ? .respond(status: 303, headers: [("Location", "")]) : await echo(request)
+        }
+        try await withServerAndSession(handler: handler) { server, session in
+            let request = TransportRequest(url: server.url("/a/b?q=1"), method: .post, body: .string("x"))
+            let status: Int
+            if streamed {
+                status = try await session.perform(request) { head, _ in head.status.code }
+            } else {
+                status = try await session.execute(request).status.code
+            }
+            #expect(status == 200)
+            #expect(server.requests.map { "\($0.method) \($0.uri)" } == ["POST /a/b?q=1", "GET /a/b?q=1"])
+        }
+    }
+
     @Test func headStaysHeadAfterA303() async throws {
         let location = Locked("")
         try await withServerAndSession(handler: redirecting(303) { location.withLock { $0 } }) { server, session in

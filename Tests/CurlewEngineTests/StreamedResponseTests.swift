@@ -85,6 +85,31 @@ private struct HandlerFailure: Error, Equatable {}
         }
     }
 
+    /// `timeoutCoversBody` bounds the whole streamed exchange: the body trickling past the timeout fails
+    /// the read with a total timeout (before, a body trickling for 8 s under a 7 s timeout ended
+    /// cleanly, as it still does without the option).
+    @Test(arguments: Wire.allCases)
+    func timeoutCoversBodyBoundsTheWholeStreamedExchange(wire: Wire) async throws {
+        try await withStreamServerAndSession(wire) { server, session in
+            // The head at once, then 10 bytes every 500 ms for 8 s; a 3 s timeout over all of it.
+            var request = TransportRequest(url: server.url("/drip?n=17&interval=500&size=10"), timeout: .seconds(3))
+            request.options.timeoutCoversBody = true
+            var received = 0
+            let error = await transportError {
+                try await session.perform(request) { head, body in
+                    #expect(head.status.code == 200)
+                    for try await chunk in body { received += chunk.count }
+                }
+            }
+            #expect(error?.code == .timedOut, "\(String(describing: error))")
+            #expect(error?.timeout == .total)
+            #expect(received < 170)
+            // The session goes on.
+            let next = try await session.execute(TransportRequest(url: server.url("/request")))
+            #expect(next.status.code == 200)
+        }
+    }
+
     /// Leaving early, throwing, and cancelling before the head and mid-body each abort their transfer:
     /// afterwards no transfer runs, no descriptor is left open, and the next request gets a sound
     /// connection.

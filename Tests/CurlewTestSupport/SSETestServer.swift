@@ -10,6 +10,8 @@ package struct SSEAttempt: Sendable, Encodable {
     package enum Step: Sendable, Encodable {
         /// Writes the text (one write; one chunk over HTTP/1.1).
         case send(String)
+        /// Writes the bytes (which need not be UTF-8) as one write.
+        case sendBytes([UInt8])
         /// Pauses.
         case sleep(milliseconds: Int)
         /// Writes `text` `count` times, `milliseconds` apart (the first after one interval).
@@ -25,6 +27,8 @@ package struct SSEAttempt: Sendable, Encodable {
             case .send(let text):
                 var container = encoder.singleValueContainer()
                 try container.encode(text)
+            case .sendBytes(let bytes):
+                try ["bytes": Data(bytes).base64EncodedString()].encode(to: encoder)
             case .sleep(let milliseconds):
                 try ["sleep": milliseconds].encode(to: encoder)
             case .repeat(let text, let count, let every):

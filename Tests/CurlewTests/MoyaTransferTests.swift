@@ -373,6 +373,40 @@ private func isRandomBoundary(_ text: String?) -> Bool {
         #expect(form.headerFields[.contentType] == "application/x-www-form-urlencoded; charset=utf-8")
     }
 
+    // MARK: Moya's spelling of download destinations
+
+    /// `.downloadDestination { temporaryURL, response in … }` and `.downloadParameters(…, destination: {
+    /// … })`, as Moya's documents write them, compile and download to the file the closure names (before,
+    /// the closure did not convert to the `DownloadDestination` struct).
+    @Test func moyasClosureSpellingDownloads() async throws {
+        let handler: LocalHTTPServer.Handler = { request in
+            .text("got \(request.uri)", headers: [("Content-Disposition", "attachment; filename=\"report.txt\"")])
+        }
+        try await withDirectory { directory in
+            try await withServer(handler) { server, session in
+                let provider = Provider<Moya>(session: session)
+                let plain = Moya(
+                    base: server.baseURL, path: "/report",
+                    task: .downloadDestination { temporaryURL, response in
+                        #expect(temporaryURL.isFileURL)
+                        return (directory.appendingPathComponent(response.suggestedFilename ?? "none"), [.removePreviousFile])
+                    })
+                let first = try await provider.request(plain)
+                #expect(first.fileURL == directory.appendingPathComponent("report.txt"))
+                #expect(try first.mapString() == "got /report")
+                let withParameters = Moya(
+                    base: server.baseURL, path: "/report",
+                    task: .downloadParameters(parameters: ["page": 2], encoding: URLEncoding.queryString) { _, _ in
+                        (directory.appendingPathComponent("page2.txt"), [])
+                    })
+                let second = try await provider.request(withParameters)
+                #expect(second.fileURL == directory.appendingPathComponent("page2.txt"))
+                #expect(try second.mapString() == "got /report?page=2")
+                #expect(entries(directory) == ["page2.txt", "report.txt"])
+            }
+        }
+    }
+
     // MARK: In-flight tracking never shares a transfer
 
     /// Two identical GET downloads at the same time, with `trackInflights`: the server holds its answers

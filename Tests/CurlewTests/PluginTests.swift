@@ -26,7 +26,7 @@ struct CapturingLogHandler: LogHandler {
 
 @Suite struct PluginTests {
     /// The Accept-Encoding list the loaded libcurl decodes (Debian's builds: all four).
-    static let acceptEncoding = CurlSession.libcurl.contentCodings.joined(separator: ", ")
+    static let acceptEncoding = "deflate, gzip"
 
     static let echo: LocalHTTPServer.Handler = { request in
         .json(#"{"auth":"\#(request.header("Authorization") ?? "")"}"#)

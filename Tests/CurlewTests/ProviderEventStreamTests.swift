@@ -103,6 +103,12 @@ extension CurlewError {
         return nil
     }
 
+    /// The code of a transport failure the stream threw: `.eventStream(.transport(error))`, the session's shape.
+    fileprivate var streamTransportCode: TransportError.Code? {
+        if case .eventStream(.transport(let error)) = self { return error.code }
+        return nil
+    }
+
     fileprivate var eventStreamError: EventStreamError? {
         if case .eventStream(let error) = self { return error }
         return nil
@@ -176,7 +182,7 @@ private func snakeCaseDecoder() -> JSONDecoder {
                         $0.maxConsecutiveFailures = 2
                     }))
             #expect(reading.events.isEmpty)
-            #expect(reading.curlewError?.transportCode == .connectionClosed)
+            #expect(reading.curlewError?.streamTransportCode == .connectionClosed)
             #expect(log.sent.count == 2)
             #expect(log.received == Array(repeating: AttemptLog.Received(error: "connectionClosed"), count: 2))
             let records = try await server.records(key)
@@ -216,6 +222,59 @@ private func snakeCaseDecoder() -> JSONDecoder {
             }
             #expect(String(decoding: response.data, as: UTF8.self) == "[DONE]")
             #expect(response.statusCode == 200)
+        }
+    }
+
+    /// A typed event decodes the event's data as the standard defines it (UTF-8, an invalid byte becoming
+    /// U+FFFD), not the bytes that arrived: `{"s":"a\xFFb"}` decodes to `a\u{FFFD}b` (before, it failed
+    /// to decode while `event.data` showed the replacement).
+    @Test func typedEventsDecodeTheDataNotTheInvalidBytes() async throws {
+        struct Text: Decodable, Sendable, Equatable { let s: String }
+        try await withSSEServerAndSession { server, session in
+            let key = newKey()
+            let plan = SSEPlan([SSEAttempt([.sendBytes(Array("data: {\"s\":\"a".utf8) + [0xFF] + Array("b\"}\n\n".utf8))], end: .close)])
+            let provider = Provider<EventsTarget>(session: session)
+            let reading = await readEvents(
+                provider.events(for: EventsTarget(server, key: key, plan: plan), as: Text.self, policy: policy { $0.reconnects = false }))
+            #expect(reading.error == nil)
+            #expect(reading.events.map(\.value) == [Text(s: "a\u{FFFD}b")])
+            #expect(reading.events.map(\.event.data) == ["{\"s\":\"a\u{FFFD}b\"}"])
+            #expect(reading.events.map(\.event.dataBytes.count) == [11])
+        }
+    }
+
+    /// A provider's stream ends from another task with `close()`, and a cancelled one throws the session's
+    /// shape inside `CurlewError.eventStream` (before: `.transport`, remapped), with `isCancellation` true.
+    @Test func closeAndCancellationAsTheSessionsStreamHasThem() async throws {
+        try await withSSEServerAndSession { server, session in
+            let provider = Provider<EventsTarget>(session: session)
+            let plan = SSEPlan([.events("data: one\n\n", end: .silent)])
+            for closing in [true, false] {
+                let stream = provider.events(for: EventsTarget(server, key: newKey(), plan: plan), policy: policy())
+                let seen = Locked(false)
+                let reading = Task { () -> (count: Int, error: CurlewError?) in
+                    var count = 0
+                    do {
+                        for try await _ in stream {
+                            count += 1
+                            seen.withLock { $0 = true }
+                        }
+                    } catch {
+                        return (count, error as? CurlewError)
+                    }
+                    return (count, nil)
+                }
+                #expect(await eventually(within: 20) { seen.withLock { $0 } })
+                if closing { stream.close() } else { reading.cancel() }
+                let result = await reading.value
+                #expect(result.count == 1)
+                if closing {
+                    #expect(result.error == nil)
+                } else {
+                    #expect(result.error?.isCancellation == true)
+                    #expect(result.error?.streamTransportCode == .cancelled, "\(String(describing: result.error))")
+                }
+            }
         }
     }
 

@@ -29,6 +29,7 @@ Route:
                     is a head only. Nothing else of the attempt applies then.
             "steps": what to do after a 200 head, in order, each one of
                 "text"                               written as one write (one chunk on HTTP/1.1)
+                {"bytes": base64}                    the bytes (any, not only UTF-8) as one write
                 {"sleep": MS}                        a pause
                 {"repeat": "text", "count": N, "every": MS}
                                                      N writes of text, MS apart (the first after MS)
@@ -224,8 +225,12 @@ def client_gone(exchange):
 
 
 def write(exchange, text):
+    write_bytes(exchange, text.encode("utf-8"))
+
+
+def write_bytes(exchange, data):
     try:
-        exchange.write(text.encode("utf-8"))
+        exchange.write(data)
     except (OSError, h2.exceptions.ProtocolError, h2.exceptions.StreamClosedError) as error:
         raise ClientGone() from error
 
@@ -313,6 +318,8 @@ def route_sse(exchange, query):
         for step in attempt.get("steps", []):
             if isinstance(step, str):
                 write(exchange, step)
+            elif "bytes" in step:
+                write_bytes(exchange, base64.b64decode(step["bytes"]))
             elif "sleep" in step:
                 time.sleep(int(step["sleep"]) / 1000)
             elif "repeat" in step:

@@ -77,7 +77,9 @@ Routes (the same over both protocols):
         `wrong-range=1` answers a 206 that starts at A/2 instead. `encoding` compresses the body
         (Range ignored; chunked unless length=1). `status=S` answers S with the body, ignoring Range.
         The body is written C bytes at a time (default 65536), one write per C/B seconds with pace=B.
-        `cut=K` closes the connection after K body bytes; `claim=M` sends Content-Length: M instead and
+        `label=NAME` sends Content-Encoding: NAME over the identity body (a coding never applied).
+        `coded-cut=K` keeps only the first K bytes of the compressed body (a coding that stops half way,
+        framed as complete); `cut=K` closes the connection after K body bytes; `claim=M` sends Content-Length: M instead and
         closes the connection after the body when M is larger. Response fields X-Seen-Range,
         X-Seen-If-Range and X-Seen-Accept-Encoding echo the request's, when sent. With key=K, every
         parameter `then-X` (an empty value: absent) replaces X for the resource's later requests (a
@@ -120,7 +122,12 @@ Routes (the same over both protocols):
         B bytes of the body have arrived (so a test can break a body off after the server has seen it).
         drop-once=T as for /request (the dropped request, read whole, is not logged).
     ANY /release?key=K
-        Lets the /hold of key K read on.
+        Lets the /hold of key K read on (and the /steps waiting on K).
+    GET /steps?key=K&chunks=C&size=S[&wait=W][&free=F&gap=G][&length=0]
+        200 with Content-Length C*S (length=0: chunked over HTTP/1.1), then the body in C chunks of S
+        pattern bytes: the first F (default 1) with the head, G milliseconds apart, each later one i
+        (1-based) once /release?key=K-i has been asked for; after W seconds (default 30) without it the
+        connection is closed.
     GET /log?key=K
         The JSON list of what /file, /inflate and /hold logged under key K, in order.
     GET /stats (and the `stats` command)
@@ -607,11 +614,15 @@ def route_file(exchange, query):
     if encoding in ("gzip", "deflate"):
         compressor = zlib.compressobj(6, zlib.DEFLATED, 31 if encoding == "gzip" else 15)
         body = compressor.compress(body) + compressor.flush()
+        if "coded-cut" in query:
+            body = body[:int(query["coded-cut"])]
         headers.append(("content-encoding", encoding))
         if query.get("length") == "1":
             headers.append(("content-length", str(len(body))))
     elif query.get("length") != "0":
         headers.append(("content-length", query.get("claim", str(len(body)))))
+    if "label" in query and encoding not in ("gzip", "deflate"):
+        headers.append(("content-encoding", query["label"]))
     cut = int(query["cut"]) if "cut" in query else None
     entry = {"method": exchange.method, "range": seen_range, "if_range": seen_if_range,
              "accept_encoding": seen_encoding, "status": status, "sent": 0,
@@ -726,6 +737,23 @@ def route_release(exchange, query):
     exchange.read_all()
     hold_event(query.get("key", "")).set()
     exchange.respond(200, [("content-type", "text/plain")], b"released")
+
+
+def route_steps(exchange, query):
+    key = query.get("key", "")
+    chunks, size = int(query.get("chunks", "1")), int(query.get("size", "1000"))
+    free, gap = int(query.get("free", "1")), int(query.get("gap", "0")) / 1000
+    headers = [("content-type", "application/octet-stream")]
+    if query.get("length") != "0":
+        headers.append(("content-length", str(chunks * size)))
+    exchange.send_head(200, headers)
+    for index in range(chunks):
+        if index >= free and not hold_event(f"{key}-{index + 1}").wait(float(query.get("wait", "30"))):
+            raise Dropped()
+        if 0 < index < free:
+            time.sleep(gap)
+        exchange.write(pattern(index * size, size))
+    exchange.finish()
 
 
 def route_log(exchange, query):
@@ -880,7 +908,7 @@ ROUTES = {"/bytes": route_bytes, "/bomb": route_bomb, "/echo": route_echo, "/spe
           "/trailers": route_trailers, "/request": route_request, "/early": route_early, "/redirect": route_redirect,
           "/slow-read": route_slow_read, "/stall": route_stall, "/stall-body": route_stall_body, "/drip": route_drip,
           "/stats": route_stats, "/file": route_file, "/inflate": route_inflate, "/hold": route_hold,
-          "/release": route_release, "/log": route_log, "/trickle": route_trickle,
+          "/release": route_release, "/steps": route_steps, "/log": route_log, "/trickle": route_trickle,
           "/multipart": route_multipart}
 
 

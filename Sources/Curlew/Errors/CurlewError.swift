@@ -57,6 +57,7 @@ public indirect enum CurlewError: Error, Sendable {
     public var isCancellation: Bool {
         switch self {
         case .transport(let error): error.code == .cancelled
+        case .eventStream(let error): error.isCancellation
         case .underlying(let error, _): error is CancellationError
         default: false
         }

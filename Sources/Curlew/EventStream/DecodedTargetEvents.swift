@@ -23,6 +23,9 @@ public struct DecodedTargetEvents<Value: Decodable & Sendable>: AsyncSequence, S
         Iterator(events: events.makeAsyncIterator(), decoder: decoder, undecodable: undecodable, attempts: attempts)
     }
 
+    /// Ends the stream from any task (see ``TargetEvents/close()``).
+    public func close() { events.close() }
+
     /// Reads and decodes the events.
     public struct Iterator: AsyncIteratorProtocol {
         var events: TargetEvents.Iterator
@@ -52,7 +55,8 @@ public struct DecodedTargetEvents<Value: Decodable & Sendable>: AsyncSequence, S
         }
 
         private mutating func decoded(_ event: ServerSentEvent) throws(CurlewError) -> DecodedEvent<Value> {
-            let data = Data(event.dataBytes)
+            // The event's data as the standard defines it (invalid UTF-8 replaced), not the raw bytes.
+            let data = Data(event.utf8Data)
             do {
                 return DecodedEvent(event: event, result: .success(try decoder.decode(Value.self, from: data)))
             } catch {

@@ -4,8 +4,14 @@
 /// ``Provider/events(for:lastEventID:policy:reconnectTarget:)``.
 ///
 /// Each iteration opens its own connection when it asks for its first event; events are parsed on the
-/// iterating task. Leaving the loop or cancelling the task closes the connection at once (cancellation
-/// throws ``CurlewError/transport(_:)`` with the code ``/CurlewEngine/TransportError/Code-swift.struct/cancelled``).
+/// iterating task. Leaving the loop or cancelling the task closes the connection at once; ``close()``
+/// ends the stream from any other task.
+///
+/// Every failure of the stream itself is ``CurlewError/eventStream(_:)`` carrying the same
+/// ``/CurlewEngine/EventStreamError`` a session's stream throws: a transport failure not reconnected
+/// after, cancellation included, is `.eventStream(.transport(error))` (``CurlewError/isCancellation``
+/// is true for a cancelled one). What the provider's own stages throw for an attempt (a request closure,
+/// a plugin) comes as they threw it.
 public struct TargetEvents: AsyncSequence, Sendable {
     public typealias Element = ServerSentEvent
     public typealias Failure = CurlewError
@@ -13,9 +19,21 @@ public struct TargetEvents: AsyncSequence, Sendable {
     let connector: EventStreamConnector
     let policy: EventStreamPolicy
     let lastEventID: String
+    let closer = EventStreamCloser()
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(reader: EventStreamReader(connector: connector, policy: policy, lastEventID: lastEventID))
+        Iterator(reader: EventStreamReader(connector: connector, policy: policy, lastEventID: lastEventID, closer: closer))
+    }
+
+    /// Ends the stream from any task: an iteration waiting for its next event returns nil and its
+    /// connection closes at once; iterations started later end at once. Copies of this sequence share it.
+    public func close() { closer.close() }
+
+    /// The stream with its comments and reconnections between its events (see
+    /// ``/CurlewEngine/ServerSentEvents/activity``); failures are thrown as ``Iterator/next()`` throws them.
+    public var activity: EventStreamActivities<CurlewError> {
+        EventStreamActivities(
+            connector: connector, policy: policy, lastEventID: lastEventID, closer: closer, failure: Iterator.curlewError)
     }
 
     /// Reads the events, reconnecting when the stream ends or its connection fails.
@@ -24,12 +42,15 @@ public struct TargetEvents: AsyncSequence, Sendable {
 
         /// The id sent as `Last-Event-ID` if the stream reconnected now.
         public var lastEventID: String { reader.lastEventID }
+        /// The wait before a reconnection as it stands: the server's last `retry`, else the policy's time
+        /// (a failed attempt adds the backoff).
+        public var reconnectionTime: Duration { reader.reconnectionTime }
 
         /// The next event; nil when the stream has ended and does not reconnect.
         ///
-        /// - Throws: ``CurlewError/eventStream(_:)`` when the server's answer or a limit ended the stream,
-        ///   ``CurlewError/transport(_:)`` for a transport failure not reconnected after (cancellation
-        ///   too), and what the provider's stages threw for an attempt (a request closure, a plugin).
+        /// - Throws: ``CurlewError/eventStream(_:)`` for every failure of the stream itself (the server's
+        ///   answer, a limit, a transport failure not reconnected after, cancellation), and what the
+        ///   provider's stages threw for an attempt (a request closure, a plugin).
         public mutating func next() async throws(CurlewError) -> ServerSentEvent? {
             if let event = reader.buffered() { return event }
             do {
@@ -48,12 +69,13 @@ public struct TargetEvents: AsyncSequence, Sendable {
             }
         }
 
+        /// One shape for the stream's own failures, the session's: `.eventStream(EventStreamError)`.
         static func curlewError(_ error: any Error) -> CurlewError {
             switch error {
+            case CurlewError.transport(let transport): .eventStream(.transport(transport))
             case let error as CurlewError: error
-            case EventStreamError.transport(let transport): .transport(transport)
             case let error as EventStreamError: .eventStream(error)
-            case let error as TransportError: .transport(error)
+            case let error as TransportError: .eventStream(.transport(error))
             default: .underlying(error, nil)
             }
         }

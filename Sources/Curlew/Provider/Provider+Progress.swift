@@ -14,7 +14,9 @@ extension Provider {
     /// Moya's `request(_:progress:completion:)` (and `requestWithProgress` in its reactive extensions) as an
     /// async sequence: `for try await update in provider.progress(for: .upload(file))` reads as what it does.
     /// Uploads report ``/CurlewEngine/TransferProgress/bytesSent``, downloads
-    /// ``/CurlewEngine/TransferProgress/bytesReceived``.
+    /// ``/CurlewEngine/TransferProgress/bytesReceived``; as in Moya, `fractionCompleted` follows the request
+    /// body for the upload tasks (`uploadFile`, `uploadMultipart`, `uploadCompositeMultipart`) and the
+    /// response body for every other task.
     ///
     /// Every stage runs as for ``request(_:)`` (plugins, middleware, validation); the counts are those of
     /// the transfer (a retry or a redirect starts them again). A stubbed call, and a call through a
@@ -28,7 +30,8 @@ extension Provider {
                 try await self.send(endpoint, target: target, progress: reporter).get()
             },
             finalProgress: { reporter, response in reporter.completed(decoded: Self.decodedSize(response)) },
-            cancellation: { .transport(TransportError(.cancelled, message: "the task was cancelled", url: endpoint.url)) })
+            cancellation: { .transport(TransportError(.cancelled, message: "the task was cancelled", url: endpoint.url)) },
+            basis: target.task.progressBasis)
     }
 
     /// ``progress(for:)`` whose last element carries the response decoded by status code, as
@@ -52,7 +55,8 @@ extension Provider {
                 return try ApiResult<Value, Message>.decode(from: response, with: bodyDecoder)
             },
             finalProgress: { reporter, result in reporter.completed(decoded: Self.decodedSize(result.response)) },
-            cancellation: { .transport(TransportError(.cancelled, message: "the task was cancelled", url: endpoint.url)) })
+            cancellation: { .transport(TransportError(.cancelled, message: "the task was cancelled", url: endpoint.url)) },
+            basis: target.task.progressBasis)
     }
 
     /// The body's decoded size: the data's, or the downloaded file's.

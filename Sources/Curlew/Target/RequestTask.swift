@@ -54,11 +54,48 @@ public enum RequestTask: Sendable {
 }
 
 extension RequestTask {
+    /// Moya's spelling, `.downloadDestination { temporaryURL, response in … }`: the response body
+    /// downloaded to the file the closure chooses, as ``/CurlewEngine/DownloadDestination``'s closure
+    /// initializer takes it.
+    ///
+    /// ```swift
+    /// case .export: .downloadDestination { _, response in
+    ///     (exports.appending(path: response.suggestedFilename ?? "export.csv"), [.removePreviousFile])
+    /// }
+    /// ```
+    public static func downloadDestination(
+        _ choose: @escaping @Sendable (_ temporaryURL: URL, _ response: ResponseHead) async throws -> (
+            destinationURL: URL, options: DownloadDestination.Options
+        )
+    ) -> RequestTask {
+        .downloadDestination(DownloadDestination(choose))
+    }
+
+    /// Moya's spelling of ``downloadParameters(parameters:encoding:destination:)-enum.case`` with the destination
+    /// written as a closure of the temporary URL and the response head.
+    public static func downloadParameters(
+        parameters: [String: JSONValue], encoding: any ParameterEncoding,
+        destination: @escaping @Sendable (_ temporaryURL: URL, _ response: ResponseHead) async throws -> (
+            destinationURL: URL, options: DownloadDestination.Options
+        )
+    ) -> RequestTask {
+        .downloadParameters(parameters: parameters, encoding: encoding, destination: DownloadDestination(destination))
+    }
+
     /// Where a download task's file goes; nil for other tasks.
     var downloadDestination: DownloadDestination? {
         switch self {
         case .downloadDestination(let destination), .downloadParameters(_, _, let destination): destination
         default: nil
+        }
+    }
+
+    /// Which body a progress sequence's fraction follows: the request body for Moya's upload tasks (as
+    /// Moya reads `uploadProgress` for them), the response body otherwise.
+    var progressBasis: ProgressBasis {
+        switch self {
+        case .uploadFile, .uploadMultipart, .uploadCompositeMultipart: .requestBody
+        default: .responseBody
         }
     }
 

@@ -35,8 +35,8 @@ public protocol TargetType: Sendable {
     var transferOptions: TransferOptions { get }
     /// How this target's redirects are followed; nil (the default) keeps the session's policy.
     var redirectPolicy: RedirectPolicy? { get }
-    /// How a download task (``RequestTask/downloadDestination(_:)``,
-    /// ``RequestTask/downloadParameters(parameters:encoding:destination:)``) handles its file: resuming a
+    /// How a download task (``RequestTask/downloadDestination(_:)-enum.case``,
+    /// ``RequestTask/downloadParameters(parameters:encoding:destination:)-enum.case``) handles its file: resuming a
     /// partial file, keeping one when the download fails, syncing it to the disk. The defaults otherwise.
     var downloadOptions: DownloadOptions { get }
 }

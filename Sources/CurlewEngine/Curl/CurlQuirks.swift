@@ -108,18 +108,6 @@ struct CurlQuirks: Sendable, Hashable {
     /// Curlew: each such request gets a connection of its own (``priorKnowledgeReusesConnections``).
     var priorKnowledgeReuseBreaks: Bool
 
-    /// **Before 7.88.0:** libcurl decodes any number of content codings stacked over several header
-    /// lines (capped within one line from 7.84.0, 3a09fbb7f2, CVE-2022-32206, and across lines from
-    /// 7.88.0, 119fb18719, CVE-2023-23916): ten stacked gzip layers multiply a small body many times over.
-    ///
-    /// Curlew: a response that libcurl would decode with more than ``maximumContentCodings`` codings fails
-    /// with ``TransportError/Code/badContentEncoding`` before any of its body is decoded.
-    var contentCodingChainUnbounded: Bool
-
-    /// The most codings Curlew lets libcurl decode where libcurl has no cap of its own: 5, the cap libcurl
-    /// 7.88.0 and later apply (tests lower it to reach the check below libcurl's own).
-    var maximumContentCodings = 5
-
     // Not a flag, for every version so far: libcurl decodes a whole socket read before a pause takes
     // effect (a 64 KiB read of a bomb becomes 66 MiB in its pause buffer), so Curlew decodes streamed
     // responses itself (see `ContentDecoder`).
@@ -139,7 +127,6 @@ struct CurlQuirks: Sendable, Hashable {
         connectionAgesInWholeSeconds = version < LibcurlVersion(8, 15, 0)
         connectionLifetimeHasDefault = version >= LibcurlVersion(8, 17, 0)
         priorKnowledgeReuseBreaks = version >= LibcurlVersion(7, 88, 0) && version < LibcurlVersion(8, 0, 0)
-        contentCodingChainUnbounded = version < LibcurlVersion(7, 88, 0)
     }
 
     /// The loaded library's quirks.

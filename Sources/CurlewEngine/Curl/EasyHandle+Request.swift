@@ -33,8 +33,6 @@ extension TransferContext {
         easy.set(CURLOPT_CURLU, UnsafeRawPointer(transfer.request.url.handle))
         let streamedResponse = streams?.response != nil
         if streamedResponse {
-            // curl would decode a whole socket read before it can pause (a bomb's 64 KiB become 66 MiB).
-            easy.set(CURLOPT_ACCEPT_ENCODING, nil)
             // The engine undoes chunked framing itself, to see a body's end before the transfer's.
             easy.set(CURLOPT_HTTP_TRANSFER_DECODING, 0)
             easy.set(CURLOPT_LOW_SPEED_TIME, 0)
@@ -217,10 +215,10 @@ extension TransferContext {
         }
         var hasContentType = false
         var hasExpect = false
-        // The session's User-Agent and Accept-Encoding, unless the request sets its own. A streamed
-        // response is decoded by its reader, which handles gzip and deflate.
+        // The session's User-Agent and Accept-Encoding (the codings the engine decodes), unless the
+        // request sets its own.
         for (name, line) in defaults.defaultHeaderLines where fields[name] == nil {
-            append(streamedResponse && name == .acceptEncoding ? "Accept-Encoding: \(ContentDecoder.offered)" : line)
+            append(line)
         }
         for field in fields {
             if field.name == .contentType { hasContentType = true }

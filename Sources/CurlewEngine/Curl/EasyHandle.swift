@@ -74,9 +74,9 @@ struct EasyHandle {
             set(CURLOPT_LOW_SPEED_LIMIT, defaults.lowSpeedLimit)
             set(CURLOPT_LOW_SPEED_TIME, defaults.lowSpeedSeconds)
         }
-        // Enables decoding. The Accept-Encoding line itself, like User-Agent, comes from the header list
-        // (see `HandleDefaults.defaultHeaderLines`).
-        if defaults.automaticDecompression { set(CURLOPT_ACCEPT_ENCODING, string: defaults.acceptEncoding) }
+        // No CURLOPT_ACCEPT_ENCODING: curl does not decode bodies. The engine undoes gzip and deflate
+        // itself, where a coded stream that stops early is caught (libcurl accepts it as a whole body);
+        // the Accept-Encoding line, like User-Agent, comes from the header list.
         // TLS options are set per https transfer (see `applyTLS`): plain requests skip them.
         // TLS sessions go through the session's share handle (with a cookie jar, each transfer picks its
         // share in `applyRequest`).
@@ -138,8 +138,6 @@ final class HandleDefaults {
     let tcpKeepAlive: Bool
     let receiveBufferSize: Int
     let expectContinueThreshold: Int?
-    /// The `Accept-Encoding` list: every coding this libcurl decodes.
-    let acceptEncoding: String
     /// Header lines every request sends unless it sets the field itself: `User-Agent` and
     /// `Accept-Encoding`. Sent as header-list lines because libcurl formats its own User-Agent and
     /// Accept-Encoding lines character by character twice per transfer (measured on 7.88: 5k instructions).
@@ -198,7 +196,6 @@ final class HandleDefaults {
         tcpKeepAlive = configuration.tcpKeepAlive
         receiveBufferSize = min(max(configuration.receiveBufferSize, 1024), 10 * 1024 * 1024)
         expectContinueThreshold = configuration.expectContinueThreshold
-        acceptEncoding = DefaultHeaderFields.supportedEncodings
         let lines = DefaultHeaderFields(configuration).fields.map { ($0.name, "\($0.name.rawName): \($0.value)") }
         defaultHeaderLines = lines
         var list: UnsafeMutablePointer<curl_slist>?

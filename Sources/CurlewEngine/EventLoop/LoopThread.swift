@@ -90,6 +90,10 @@ final class LoopThread {
     /// Open sockets per pool key, from curl's open and close socket callbacks.
     @exclusivity(unchecked) var openSockets: [PoolKey: Int] = [:]
     @exclusivity(unchecked) var peakOpenSockets: [PoolKey: Int] = [:]
+    /// Transfers whose progress counts wait for their coalescing window to end, with when it ends, and the
+    /// soonest of those times (see `TransferContext.flushPendingProgress()`).
+    @exclusivity(unchecked) var progressFlushes: [(id: TransferID, due: UInt64)] = []
+    @exclusivity(unchecked) var nextProgressFlush: UInt64?
     /// The time the loop last woke (monotonic nanoseconds): what events and byte arrivals are stamped
     /// with. Bytes curl reads after a wake arrived before it, so activity is never dated late, and a
     /// timer compared with it never fires early.
@@ -231,7 +235,9 @@ final class LoopThread {
             case .paused(let id, let direction):
                 machine.paused(id, direction)
                 if direction == .receive { holdReads(of: id) }
-            case .headArrived(let id): machine.headArrived(id)
+            case .headArrived(let id):
+                // The total timeout ends with a streamed head unless the request has it cover the body.
+                if context(id)?.transfer.request.request.options.timeoutCoversBody != true { machine.headArrived(id) }
             }
         }
     }
@@ -254,6 +260,7 @@ final class LoopThread {
             machine.timersFired(now: now, into: &actions)
             performActions()
         }
+        if let due = nextProgressFlush, now >= due { flushProgress() }
     }
 
     private static func curlFlags(_ events: UInt32) -> Int32 {
@@ -269,6 +276,7 @@ final class LoopThread {
     private func timeoutMilliseconds() -> Int32 {
         var earliest = machine.nextDeadline
         if let due = registry.nextWriteRecheck, due < (earliest ?? .max) { earliest = due }
+        if let due = nextProgressFlush, due < (earliest ?? .max) { earliest = due }
         for shard in shards {
             if let deadline = shard.deadline, deadline < (earliest ?? .max) { earliest = deadline }
         }

@@ -37,6 +37,9 @@ final class TransferContext {
     @exclusivity(unchecked) private(set) var receivedBodyBytes = 0
     /// A failure the engine itself detected inside a callback (curl then reports a write error).
     @exclusivity(unchecked) var failure: TransportError?
+    /// Decodes a buffered body's `Content-Encoding` (gzip, deflate) as it arrives: libcurl, which could
+    /// decode it, accepts a coded stream that stops before its end as a whole body.
+    @exclusivity(unchecked) var decoder: ContentDecoder?
     /// Bytes of body buffer reported to the engine's counters so far.
     @exclusivity(unchecked) var reportedBufferBytes = 0
     let counters: EngineCounters
@@ -74,10 +77,11 @@ final class TransferContext {
     /// The coalescing rule's next report: at this time, or once the wire bytes reach this count.
     @exclusivity(unchecked) var nextProgressAt: UInt64 = 0
     @exclusivity(unchecked) var nextProgressBytes: Int64 = 0
-    /// curl's byte count at the last report, and whether that report came before the head (a head's
-    /// arrival is news even when no body byte moved).
-    @exclusivity(unchecked) var lastProgressBytes: Int64 = -1
-    @exclusivity(unchecked) var reportedBeforeHead = true
+    /// curl's byte count (both ways) at the last report.
+    @exclusivity(unchecked) var lastProgressBytes: Int64 = 0
+    /// curl's counts the coalescing rule held back, and whether the loop's timer will report them.
+    @exclusivity(unchecked) var pendingProgress: (received: Int, sent: Int)?
+    @exclusivity(unchecked) var progressFlushScheduled = false
     /// Body bytes of a streamed response as they came, without HTTP/1.1 chunk framing (which the engine
     /// undoes itself there, so curl's count would include it).
     @exclusivity(unchecked) var streamedBodyBytes = 0
@@ -121,16 +125,7 @@ final class TransferContext {
                 deliverHead(to: response)
                 return true
             }
-            let quirks = shard.thread.defaults.quirks
-            if quirks.contentCodingChainUnbounded, head.contentCodings > quirks.maximumContentCodings,
-                shard.thread.defaults.automaticDecompression
-            {
-                // libcurl would decode every one of them (see CurlQuirks.contentCodingChainUnbounded).
-                failure = transfer.request.error(
-                    .badContentEncoding,
-                    "the response stacks \(head.contentCodings) content codings; at most \(quirks.maximumContentCodings) are decoded")
-                return false
-            }
+            if head.hasContentEncoding, !setUpDecoding() { return false }
             // Content-Length is the server's word, and under a Content-Encoding it is the compressed
             // size: reserve from it only for unencoded bodies, and never more than 1 MiB up front.
             if let length = head.contentLength, !head.hasContentEncoding, transfer.request.request.method != .head {
@@ -149,11 +144,18 @@ final class TransferContext {
         }
     }
 
-    /// Called from the write callback with body bytes (decoded by curl, unless streamed). Returns what
-    /// the callback answers: the count taken, 0 to abort the transfer, or curl's pause value.
+    /// Called from the write callback with body bytes as they came (their coding undone here for a
+    /// buffered body, by the reader for a streamed one). Returns what the callback answers: the count
+    /// taken, 0 to abort the transfer, or curl's pause value.
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> Int {
         lastReceive = shard.thread.now
         if let response = streams?.response { return streamBytes(bytes, to: response) }
+        if let decoder { return decode(bytes, with: decoder) }
+        return store(bytes)
+    }
+
+    /// Keeps decoded body bytes, within the body limit.
+    func store(_ bytes: UnsafeRawBufferPointer) -> Int {
         receivedBodyBytes += bytes.count
         guard receivedBodyBytes <= maxBodyBytes else {
             failure = transfer.request.error(

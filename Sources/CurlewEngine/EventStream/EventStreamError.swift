@@ -3,8 +3,8 @@
 /// Why an event stream failed: its bytes broke a parser limit, or the server's answer was not an event
 /// stream, or the transport failed and was not reconnected.
 public enum EventStreamError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// A line (without its terminator) was longer than this many bytes (``EventStreamParser``'s
-    /// `maxLineLength`). The parser refuses further bytes until ``EventStreamParser/finish()``.
+    /// A line other than a `data` line (without its terminator) was longer than this many bytes
+    /// (``EventStreamParser``'s `maxLineLength`). The parser refuses further bytes until ``EventStreamParser/finish()``.
     case lineTooLong(limit: Int)
     /// An event's data (its `data` values joined with LF) grew beyond this many bytes
     /// (``EventStreamParser``'s `maxEventSize`). The parser refuses further bytes until
@@ -23,6 +23,13 @@ public enum EventStreamError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The transport failed and the failure was not reconnected after; a cancelled iterating task gives
     /// a ``TransportError`` whose code is ``TransportError/Code/cancelled``.
     case transport(TransportError)
+
+    /// True when the task reading the stream was cancelled (`.transport` with the code
+    /// ``TransportError/Code-swift.struct/cancelled``).
+    public var isCancellation: Bool {
+        if case .transport(let error) = self { return error.code == .cancelled }
+        return false
+    }
 
     public var description: String {
         switch self {

@@ -11,41 +11,71 @@ import HTTPTypes
 /// waits (``wait()``). A stream spends its life suspended in that wait, and a task's allocator keeps
 /// the deepest stack the task ever had until it ends: connecting through the same shallow wait keeps an
 /// idle stream's task small.
+///
+/// Redirects are followed here, hop by hop, as the scoped exchange follows them (``follow(_:)``): the
+/// request is sent once per hop.
 package final class EventStreamExchange {
-    private let transfer: Transfer
-    private let control: TransferControl
-    private let response: ResponseStream
-    private let automaticDecompression: Bool
-    private let outputChunk: Int
+    private let session: CurlSession
+    private let walk: RedirectWalk
+    private var transfer: Transfer
+    private var control: TransferControl
+    private var response: ResponseStream
     /// The body, once the head has been taken.
     private var source: BodySource?
     private var iterator: ResponseBody.Iterator?
     private var closed = false
 
-    fileprivate init(
-        transfer: Transfer, control: TransferControl, response: ResponseStream, automaticDecompression: Bool,
-        outputChunk: Int
-    ) {
-        self.transfer = transfer
-        self.control = control
-        self.response = response
-        self.automaticDecompression = automaticDecompression
-        self.outputChunk = outputChunk
+    fileprivate init(session: CurlSession, walk: RedirectWalk, hop: (Transfer, TransferControl, ResponseStream)) {
+        self.session = session
+        self.walk = walk
+        (transfer, control, response) = hop
     }
 
     deinit { close() }
 
     /// The response head once it has arrived (handed out once; nil before); throws what failed the
-    /// attempt before it.
+    /// attempt before it. A redirect is handed out too: see ``follow(_:)``.
     @inline(never)
     package func pollHead() throws(TransportError) -> ResponseHead? {
         guard source == nil, let head = try response.pollHead(taking: true) else { return nil }
         let source = CurlSession.liveBody(
             of: head, response: response, control: control, request: transfer.request.request,
-            automaticDecompression: automaticDecompression, outputChunk: outputChunk)
+            automaticDecompression: session.configuration.automaticDecompression, outputChunk: outputChunk)
         self.source = source
         iterator = ResponseBody(source).makeAsyncIterator()
         return head
+    }
+
+    /// The head the reader is handed: with the redirects that led to it.
+    package func final(_ head: ResponseHead) -> ResponseHead { walk.final(head) }
+
+    /// Follows `head` when it is a redirect the rules and the redirect policy follow: its body is
+    /// skipped (up to 64 KiB), its transfer ended, and the next hop's request sent; returns false when
+    /// `head` is the answer. Throws when the rules or the policy refuse the redirect.
+    @inline(never)
+    package nonisolated(nonsending) func follow(_ head: ResponseHead) async throws(TransportError) -> Bool {
+        guard try walk.redirects(after: head, session: session), try await walk.policyFollows(head) else { return false }
+        await skipBody()
+        endHop()
+        try walk.advance(session: session)
+        let hop = try session.submitEventStreamHop(walk)
+        (transfer, control, response) = hop
+        source = nil
+        iterator = nil
+        return true
+    }
+
+    /// Reads a redirect's body (at most 64 KiB, so its connection can be reused).
+    private nonisolated(nonsending) func skipBody() async {
+        var skipped = 0
+        while skipped < 64 * 1024 {
+            switch try? poll() {
+            case .chunk(let chunk): skipped += chunk.count
+            case .pending: await wait()
+            case .end, nil: return
+            }
+            if Task.isCancelled { return }
+        }
     }
 
     /// The next chunk of the body, its end, or `.pending` while nothing new has arrived (then
@@ -73,38 +103,51 @@ package final class EventStreamExchange {
         }
     }
 
+    /// Aborts the current hop's transfer from any task (the reader then sees it end).
+    package var abort: @Sendable () -> Void {
+        let control = control
+        return { control.abort() }
+    }
+
     /// Ends the attempt: a transfer still running is aborted.
     package func close() {
         guard !closed else { return }
         closed = true
+        endHop()
+    }
+
+    private func endHop() {
         source?.endScope()
         if source == nil { response.release() }
         control.abort()
+    }
+
+    private var outputChunk: Int {
+        transfer.request.request.options.receiveBufferSize ?? session.configuration.receiveBufferSize
     }
 }
 
 extension CurlSession {
     /// Submits `request` as an event stream's attempt, read by the calling task. Nil when the attempt
     /// needs the scoped exchange instead: a request with a streamed body (its producer runs in a task
-    /// of its own) or with trailers computed when it is sent. A redirect shows in the head: the reader
-    /// then closes the attempt and sends the request again through the scoped exchange, which follows it.
+    /// of its own) or with trailers computed when it is sent. Redirects are followed by the exchange.
     package func startEventStream(_ request: TransportRequest) throws(TransportError) -> sending EventStreamExchange? {
         if request.body?.isStream == true || request.body?.trailerSource != nil { return nil }
-        let started = MonotonicClock.now()
-        let request = try request.applyingCompression()
         // Only the request's own total timeout, until the head: event streams have no session total.
-        let deadline = request.timeout.map { started &+ UInt64(max(1, $0.nanoseconds)) }
-        let prepared = carried(try PreparedRequest(request, urls: urls), streamedResponse: true)
-        guard let streams = streams(for: prepared.request, streamedResponse: true, trailers: nil),
-            let response = streams.response
-        else { return nil }
+        let walk = try RedirectWalk(request, session: self, sessionTotalTimeout: true)
+        return EventStreamExchange(session: self, walk: walk, hop: try submitEventStreamHop(walk))
+    }
+
+    /// Submits the walk's current hop as a streamed transfer.
+    fileprivate func submitEventStreamHop(_ walk: RedirectWalk) throws(TransportError) -> (Transfer, TransferControl, ResponseStream) {
+        let prepared = carried(walk.prepared, streamedResponse: true)
+        guard let streams = streams(for: prepared.request, streamedResponse: true, trailers: nil), let response = streams.response
+        else { throw prepared.error(.curl, "a streamed transfer was set up without its response stream") }
         let transfer = Transfer(
-            request: prepared, deadline: deadline, isRedirectHop: false, submitted: started, streams: streams)
+            request: prepared, deadline: walk.deadline, isRedirectHop: !walk.chain.isEmpty, submitted: walk.hopStarted,
+            streams: streams)
         let control = TransferControl(transfer: transfer, loop: loop)
         Self.submit(transfer, loop: loop)
-        return EventStreamExchange(
-            transfer: transfer, control: control, response: response,
-            automaticDecompression: configuration.automaticDecompression,
-            outputChunk: prepared.request.options.receiveBufferSize ?? configuration.receiveBufferSize)
+        return (transfer, control, response)
     }
 }

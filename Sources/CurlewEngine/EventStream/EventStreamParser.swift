@@ -34,14 +34,15 @@ import Darwin
 /// discarded, and the parser starts a new stream with the same ``lastEventID`` and
 /// ``reconnectionTime``.
 ///
-/// Two limits keep a hostile stream from growing memory without bound: a line longer than
-/// `maxLineLength` bytes (not counting its terminator) throws ``EventStreamError/lineTooLong(limit:)``,
-/// and an event whose data (its `data` values joined with LF) would exceed `maxEventSize` bytes throws
-/// ``EventStreamError/eventTooLarge(limit:)``. Both are thrown as soon as the bytes arrive, before the
+/// Two limits keep a hostile stream from growing memory without bound: an event whose data (its `data`
+/// values joined with LF) would exceed `maxEventSize` bytes throws ``EventStreamError/eventTooLarge(limit:)``
+/// (a `data` line is bounded by it alone, so one line may carry a whole event's data), and any other line
+/// (`event`, `id`, `retry`, a comment, an unknown field) longer than `maxLineLength` bytes, not counting
+/// its terminator, throws ``EventStreamError/lineTooLong(limit:)``. Both are thrown as soon as the bytes arrive, before the
 /// line or the event ends. After throwing, every ``parse(_:into:)`` throws the same error again until
 /// ``finish()``.
 public struct EventStreamParser: Sendable {
-    /// The default longest line, 1 MiB.
+    /// The default longest line other than a `data` line, 1 MiB.
     public static let defaultMaxLineLength = 1 << 20
     /// The default largest data of one event, 16 MiB.
     public static let defaultMaxEventSize = 16 << 20
@@ -59,7 +60,7 @@ public struct EventStreamParser: Sendable {
     private static let colon: UInt8 = 0x3A
     private static let space: UInt8 = 0x20
 
-    /// The longest line, in bytes without its terminator.
+    /// The longest line other than a `data` line, in bytes without its terminator.
     private let maxLineLength: Int
     /// The largest data of one event, in bytes.
     private let maxEventSize: Int
@@ -108,10 +109,14 @@ public struct EventStreamParser: Sendable {
     private var byteOrderMarkBytesSeen = 0
     /// The error thrown, until ``finish()``.
     private var failure: EventStreamError?
+    /// Comments seen, when kept (nil: not kept), each with the count of events in the output array it
+    /// came before (the text after the colon, decoded as UTF-8). The reader of an observed stream takes them.
+    package var comments: [(before: Int, text: String)]?
 
     /// Creates a parser at the start of a stream.
     /// - Parameters:
-    ///   - maxLineLength: The longest line accepted, in bytes not counting its terminator.
+    ///   - maxLineLength: The longest line other than a `data` line accepted, in bytes not counting its
+    ///     terminator (a `data` line is bounded by `maxEventSize`).
     ///   - maxEventSize: The largest data of one event accepted, in bytes: its `data` values joined with LF.
     public init(maxLineLength: Int = defaultMaxLineLength, maxEventSize: Int = defaultMaxEventSize) {
         self.maxLineLength = max(0, maxLineLength)
@@ -226,16 +231,20 @@ public struct EventStreamParser: Sendable {
             let length = terminator - position
             if terminator == end {
                 // The line goes on in the next chunk.
-                if lineBuffer.count + length > maxLineLength { return .lineTooLong(limit: maxLineLength) }
+                if lineBuffer.count + length > maxLineLength, let error = overLimit(lineBuffer.count + length, position, length, held: pendingData.map { $0.count + 1 } ?? 0) {
+                    return error
+                }
                 lineBuffer.append(contentsOf: UnsafeBufferPointer(start: position, count: length))
                 return nil
             }
             if lineBuffer.isEmpty {
-                if length > maxLineLength { return .lineTooLong(limit: maxLineLength) }
+                if length > maxLineLength, let error = overLimit(length, position, length, held: pendingData.map { $0.count + 1 } ?? 0) { return error }
                 let line = UnsafeBufferPointer(start: position, count: length)
                 if let error = interpret(line, pendingData: &pendingData, into: &events) { return error }
             } else {
-                if lineBuffer.count + length > maxLineLength { return .lineTooLong(limit: maxLineLength) }
+                if lineBuffer.count + length > maxLineLength, let error = overLimit(lineBuffer.count + length, position, length, held: pendingData.map { $0.count + 1 } ?? 0) {
+                    return error
+                }
                 // Take the buffer out of `self` while its bytes are interpreted (which mutates `self`).
                 var line: [UInt8] = []
                 swap(&line, &lineBuffer)
@@ -267,6 +276,30 @@ public struct EventStreamParser: Sendable {
         }
     }
 
+    /// The error for a line of `total` bytes so far, longer than ``maxLineLength``, whose bytes are
+    /// ``lineBuffer`` then the `count` at `rest`: none for a `data` line, whose value goes to the event's
+    /// data (`held` bytes of it not yet in ``dataBuffer``) and is bounded by ``maxEventSize`` instead (its 6-byte `data: ` prefix aside; the data
+    /// buffer's exact bound is checked as the value is appended).
+    private func overLimit(_ total: Int, _ rest: UnsafePointer<UInt8>, _ count: Int, held: Int) -> EventStreamError? {
+        let prefix: [UInt8] = [0x64, 0x61, 0x74, 0x61, Self.colon]  // "data:"
+        var isData = true
+        for (index, expected) in prefix.enumerated() {
+            let byte: UInt8? =
+                index < lineBuffer.count
+                ? lineBuffer[index] : (index - lineBuffer.count < count ? rest[index - lineBuffer.count] : nil)
+            if byte != expected {
+                isData = false
+                break
+            }
+        }
+        guard isData else { return .lineTooLong(limit: maxLineLength) }
+        let allowed = maxEventSize - dataBuffer.count - held + Self.dataPrefixLength
+        return total > allowed ? .eventTooLarge(limit: maxEventSize) : nil
+    }
+
+    /// `data: `: what a `data` line holds besides its value.
+    private static let dataPrefixLength = 6
+
     /// Interprets one line (without its terminator). `pendingData` is the value of the block's only
     /// `data` line so far when it has not been copied into ``dataBuffer``; a first `data` value is left
     /// there (a later one copies both).
@@ -278,7 +311,13 @@ public struct EventStreamParser: Sendable {
             pendingData = nil
             return nil
         }
-        if start.pointee == Self.colon { return nil }  // a comment
+        if start.pointee == Self.colon {  // a comment
+            if comments != nil {
+                let text = String(decoding: UnsafeBufferPointer(start: start + 1, count: line.count - 1), as: UTF8.self)
+                comments?.append((before: events.count, text: text))
+            }
+            return nil
+        }
         let count = line.count
         let nameLength: Int
         var value: UnsafePointer<UInt8>

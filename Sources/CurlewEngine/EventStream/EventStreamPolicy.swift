@@ -25,11 +25,13 @@ public struct EventStreamPolicy: Sendable, Hashable {
     /// send keep-alive comments send them every 15 to 30 s, and a language model may pause for tens of
     /// seconds before its next token; two minutes finds a dead connection without cutting those off.
     public var idleTimeout: Duration?
-    /// The longest line accepted, in bytes; a longer one fails the stream with
-    /// ``EventStreamError/lineTooLong(limit:)``. Default 1 MiB.
+    /// The longest line other than a `data` line accepted (`event`, `id`, `retry`, comments, unknown
+    /// fields), in bytes; a longer one fails the stream with ``EventStreamError/lineTooLong(limit:)``.
+    /// Default 1 MiB. It bounds what the parser buffers for lines whose values are small by nature.
     public var maxLineLength: Int
-    /// The most data one event may carry, in bytes; more fails the stream with
-    /// ``EventStreamError/eventTooLarge(limit:)``. Default 16 MiB.
+    /// The most data one event may carry, in bytes (its `data` values joined with LF, however many lines
+    /// they take); more fails the stream with ``EventStreamError/eventTooLarge(limit:)``. Default 16 MiB,
+    /// which admits the largest payloads event-stream services send (1 MiB and more in one `data` line).
     public var maxEventSize: Int
 
     /// 429, 502, 503 and 504: the statuses of a server or proxy that is overloaded or restarting.

@@ -25,6 +25,10 @@ package final class EventStreamReader {
     private var directHead = false
     /// A direct attempt that failed before its head.
     private var failedOpen: (any Error)?
+    /// The direct attempt's redirect head was not followed: it is the answer.
+    private var redirectDecided = false
+    /// The direct attempt's head that is a redirect not followed, to take in as the answer.
+    private var unfollowedRedirect: ResponseHead?
     /// The channel's item, received and not yet taken in; or the channel closed because the reading
     /// task was cancelled.
     private var received: EventStreamItem?
@@ -40,16 +44,32 @@ package final class EventStreamReader {
     /// The wait before the next attempt.
     private var wait: Duration = .zero
     private var finished = false
+    /// Ends the stream from other tasks (``EventStreamCloser``), with this reader's token.
+    private let closer: EventStreamCloser
+    private let closerToken: Int
+    /// What an observed stream reports, in order (nil: not observed; events then wait in `events`).
+    private var activities: [EventStreamActivity]?
+    private var deliveredActivities = 0
 
-    package init(connector: EventStreamConnector, policy: EventStreamPolicy, lastEventID: String) {
+    package init(
+        connector: EventStreamConnector, policy: EventStreamPolicy, lastEventID: String,
+        closer: EventStreamCloser = EventStreamCloser(), observes: Bool = false
+    ) {
         self.connector = connector
         self.policy = policy
+        self.closer = closer
+        closerToken = closer.register()
         parser = EventStreamParser(maxLineLength: policy.maxLineLength, maxEventSize: policy.maxEventSize)
         parser.lastEventID = lastEventID
+        if observes {
+            parser.comments = []
+            activities = []
+        }
         backoff = BackoffState(policy.backoff)
     }
 
     deinit {
+        closer.unregister(closerToken)
         channel?.close()
         producer?.cancel()
         direct?.close()
@@ -57,6 +77,10 @@ package final class EventStreamReader {
 
     /// The id a reconnection would send now.
     package var lastEventID: String { parser.lastEventID }
+
+    /// The wait before a reconnection as it stands: the server's last `retry`, else the policy's time (a
+    /// failed attempt adds the backoff to it).
+    package var reconnectionTime: Duration { parser.reconnectionTime ?? policy.reconnectionTime }
 
     /// The next event; nil when the stream ended for good. Throws ``EventStreamError``, or what the
     /// connector threw that is not a transport failure it may reconnect after.
@@ -68,9 +92,27 @@ package final class EventStreamReader {
         while true {
             switch try step() {
             case .event(let event): return event
+            case .activity(let activity): if case .event(let event) = activity { return event }
             case .ended: return nil
             case .open: try await open()
             case .read(let exchange): await exchange.wait()
+            case .redirect(let exchange, let head): await follow(head, of: exchange)
+            case .receive(let channel): await receive(from: channel)
+            }
+        }
+    }
+
+    /// The next activity of an observed stream (see ``EventStreamActivity``); nil when it ended for good.
+    /// Throws as ``next()``.
+    package nonisolated(nonsending) func nextActivity() async throws -> EventStreamActivity? {
+        while true {
+            switch try step() {
+            case .event(let event): return .event(event)
+            case .activity(let activity): return activity
+            case .ended: return nil
+            case .open: try await open()
+            case .read(let exchange): await exchange.wait()
+            case .redirect(let exchange, let head): await follow(head, of: exchange)
             case .receive(let channel): await receive(from: channel)
             }
         }
@@ -79,6 +121,8 @@ package final class EventStreamReader {
     /// What ``next()`` does after a synchronous step.
     private enum Step {
         case event(ServerSentEvent)
+        /// An observed stream's next activity.
+        case activity(EventStreamActivity)
         case ended
         /// Start the next attempt (after the reconnection wait).
         case open
@@ -86,6 +130,8 @@ package final class EventStreamReader {
         case read(EventStreamExchange)
         /// Wait for the channel's next item.
         case receive(EventStreamChannel)
+        /// The direct attempt's head is a redirect: follow it (the exchange sends the next hop).
+        case redirect(EventStreamExchange, ResponseHead)
     }
 
     /// Hands out a parsed event, or takes in what the running attempt has (its head, bytes, end or
@@ -93,7 +139,12 @@ package final class EventStreamReader {
     @inline(never)
     private func step() throws -> Step {
         while true {
+            if closer.isClosed, !finished {
+                close()
+                return .ended
+            }
             if let event = buffered() { return .event(event) }
+            if let activity = bufferedActivity() { return .activity(activity) }
             if finished {
                 guard let error = pendingFailure else { return .ended }
                 pendingFailure = nil
@@ -112,16 +163,14 @@ package final class EventStreamReader {
                 let item: EventStreamItem
                 do {
                     if directHead {
-                        guard let head = try direct.pollHead() else { return .read(direct) }
-                        directHead = false
-                        if (300..<400).contains(head.status.code), head.hasLocation {
-                            // A redirect: the scoped exchange sends the request again and follows it.
-                            direct.close()
-                            self.direct = nil
-                            startProducer(attempt: attempts - 1, lastEventID: attemptLastEventID)
-                            continue
+                        guard let head = try unfollowedRedirect ?? direct.pollHead() else { return .read(direct) }
+                        unfollowedRedirect = nil
+                        if (300..<400).contains(head.status.code), head.hasLocation, !redirectDecided {
+                            return .redirect(direct, head)
                         }
-                        item = .head(head)
+                        redirectDecided = false
+                        directHead = false
+                        item = .head(direct.final(head))
                     } else {
                         switch try direct.poll() {
                         case .chunk(let chunk): item = .bytes(chunk)
@@ -149,8 +198,10 @@ package final class EventStreamReader {
         case .bytes(let chunk):
             do throws(EventStreamError) {
                 try parser.parse(chunk, into: &events)
+                observeParsed()
             } catch {
                 // Events complete before the bad line are still delivered; the error comes after them.
+                observeParsed()
                 pendingFailure = error
                 endAttempt()
                 finished = true
@@ -163,6 +214,7 @@ package final class EventStreamReader {
                 return
             }
             scheduleReconnect(failed: acceptedBefore == nil)
+            noteReconnection(.streamEnded)
         case .failed(let error):
             parser.finish()
             endAttempt()
@@ -181,6 +233,48 @@ package final class EventStreamReader {
             delivered = 0
         }
         return event
+    }
+
+    /// Moves what the parser produced into the activities of an observed stream: its events, with the
+    /// comments in their places between them.
+    private func observeParsed() {
+        guard activities != nil else { return }
+        var comments = parser.comments ?? []
+        parser.comments = []
+        var commentIndex = 0
+        for (index, event) in events.enumerated().dropFirst(delivered) {
+            while commentIndex < comments.count, comments[commentIndex].before <= index {
+                activities?.append(.comment(comments[commentIndex].text))
+                commentIndex += 1
+            }
+            activities?.append(.event(event))
+        }
+        while commentIndex < comments.count {
+            activities?.append(.comment(comments[commentIndex].text))
+            commentIndex += 1
+        }
+        comments.removeAll()
+        events.removeAll(keepingCapacity: true)
+        delivered = 0
+    }
+
+    /// The next activity of an observed stream already known, if any.
+    private func bufferedActivity() -> EventStreamActivity? {
+        guard let activities, deliveredActivities < activities.count else { return nil }
+        let activity = activities[deliveredActivities]
+        deliveredActivities += 1
+        if deliveredActivities == activities.count {
+            self.activities?.removeAll(keepingCapacity: true)
+            deliveredActivities = 0
+        }
+        return activity
+    }
+
+    /// Reports the reconnection just scheduled to an observed stream.
+    private func noteReconnection(_ cause: EventStreamReconnection.Cause) {
+        guard activities != nil else { return }
+        activities?.append(
+            .reconnecting(EventStreamReconnection(cause: cause, delay: wait, attempt: attempts, lastEventID: parser.lastEventID)))
     }
 
     /// A failure found while events before it were still waiting to be delivered.
@@ -202,15 +296,31 @@ package final class EventStreamReader {
         if let item { received = item } else { receiveCancelled = true }
     }
 
+    /// Follows the direct attempt's redirect (the exchange skips its body and sends the next hop), or
+    /// keeps its head as the answer when the rules or the policy do not follow it; a refusal fails the
+    /// attempt.
+    @inline(never)
+    private nonisolated(nonsending) func follow(_ head: ResponseHead, of exchange: EventStreamExchange) async {
+        do {
+            if try await exchange.follow(head) {
+                closer.setWake(closerToken, exchange.abort)
+                return
+            }
+            unfollowedRedirect = head
+            redirectDecided = true
+        } catch {
+            endAttempt()
+            failedOpen = error
+        }
+    }
+
     /// Waits the reconnection time (not before the first attempt), then starts the next attempt.
     @inline(never)
     private nonisolated(nonsending) func open() async throws {
         if attempts > 0, wait > .zero {
-            do {
-                try await Task.sleep(for: wait)
-            } catch {
-                throw fail(EventStreamError.transport(cancellation()))
-            }
+            await closer.sleep(closerToken, for: wait)
+            if Task.isCancelled { throw fail(EventStreamError.transport(cancellation())) }
+            if closer.isClosed { return }
         }
         try startAttempt()
     }
@@ -230,6 +340,7 @@ package final class EventStreamReader {
                 if let exchange = try startDirect(attempt, lastEventID) {
                     direct = exchange
                     directHead = true
+                    closer.setWake(closerToken, exchange.abort)
                     return
                 }
             } catch {
@@ -249,7 +360,7 @@ package final class EventStreamReader {
         let channel = EventStreamChannel()
         let connector = connector
         self.channel = channel
-        producer = Task {
+        let producer = Task {
             do {
                 try await connector.connect(attempt, lastEventID) { head, body in
                     guard await channel.send(.head(head)) else { return }
@@ -258,6 +369,11 @@ package final class EventStreamReader {
             } catch {
                 _ = await channel.send(.failed(error))
             }
+        }
+        self.producer = producer
+        closer.setWake(closerToken) {
+            channel.close()
+            producer.cancel()
         }
     }
 
@@ -281,6 +397,7 @@ package final class EventStreamReader {
         if let value = head.headerFields[.retryAfter], let asked = RetryAfter.delay(value, now: Date()) {
             wait = max(wait, min(asked, EventStreamParser.maximumReconnectionTime))
         }
+        noteReconnection(.status(status))
     }
 
     /// After a failed attempt: reconnects when the failure is a transport one worth another attempt.
@@ -296,6 +413,7 @@ package final class EventStreamReader {
         // A connection lost after a working stream is the stream's end, not a failed attempt.
         if acceptedBefore == nil { try countFailure(error) }
         scheduleReconnect(failed: acceptedBefore == nil)
+        noteReconnection(.transportFailure(transport))
     }
 
     /// Counts a failed attempt; throws `error` when the policy allows no more.
@@ -323,6 +441,8 @@ package final class EventStreamReader {
         finished = true
         events.removeAll()
         delivered = 0
+        activities = activities.map { _ in [] }
+        deliveredActivities = 0
         pendingFailure = nil
     }
 
@@ -333,10 +453,13 @@ package final class EventStreamReader {
         direct?.close()
         direct = nil
         directHead = false
+        redirectDecided = false
+        unfollowedRedirect = nil
         channel?.close()
         channel = nil
         producer?.cancel()
         producer = nil
+        closer.setWake(closerToken, nil)
     }
 
     /// Ends the stream for good with `error`.
@@ -345,6 +468,8 @@ package final class EventStreamReader {
         finished = true
         events.removeAll()
         delivered = 0
+        activities = activities.map { _ in [] }
+        deliveredActivities = 0
         return error
     }
 

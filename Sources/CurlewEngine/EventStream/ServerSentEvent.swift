@@ -11,7 +11,7 @@ public struct ServerSentEvent: Sendable, Hashable {
     /// The values of the block's `data` fields joined with LF (U+000A), with no trailing LF. Bytes that
     /// are not valid UTF-8 appear as U+FFFD.
     ///
-    /// Decoded from ``dataBytes`` each time it is read: read it once, or decode JSON from the bytes.
+    /// Decoded from ``dataBytes`` each time it is read: read it once, or decode JSON from ``utf8Data``.
     public var data: String {
         get { String(decoding: dataBytes, as: UTF8.self) }
         set { dataBytes = Array(newValue.utf8) }
@@ -22,6 +22,13 @@ public struct ServerSentEvent: Sendable, Hashable {
     /// The stream's last event ID when the event was dispatched: the last `id` field seen in this or an
     /// earlier block (carried forward), `""` when none was seen or the last one was empty.
     public var id: String
+    /// ``data`` as UTF-8 bytes: ``dataBytes`` themselves when they are valid UTF-8 (no copy), else with
+    /// each invalid sequence replaced by U+FFFD, as the standard decodes the stream. What a typed event
+    /// decodes.
+    public var utf8Data: [UInt8] {
+        if String(validating: dataBytes, as: UTF8.self) != nil { return dataBytes }
+        return Array(data.utf8)
+    }
     /// The reconnection time of a valid `retry` field in this event's block (the last one, clamped to
     /// ``EventStreamParser/maximumReconnectionTime``), or `nil` when the block had none.
     public var retry: Duration?

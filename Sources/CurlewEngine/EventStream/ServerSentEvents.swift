@@ -6,7 +6,10 @@
 /// own connection when it asks for its first event; events are parsed on the iterating task. Ending
 /// the iteration early (leaving the loop) or cancelling the iterating task closes the connection at
 /// once; cancellation throws ``EventStreamError/transport(_:)`` with the code
-/// ``TransportError/Code-swift.struct/cancelled``.
+/// ``TransportError/Code-swift.struct/cancelled``. ``close()`` ends the stream from any other task.
+///
+/// Iterating yields events only. ``activity`` reports the same stream with its comments and
+/// reconnections (their cause and delay) between the events.
 public struct ServerSentEvents: AsyncSequence, Sendable {
     public typealias Element = ServerSentEvent
     public typealias Failure = EventStreamError
@@ -14,6 +17,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     let connector: EventStreamConnector
     let policy: EventStreamPolicy
     let lastEventID: String
+    let closer = EventStreamCloser()
 
     package init(connector: EventStreamConnector, policy: EventStreamPolicy, lastEventID: String) {
         self.connector = connector
@@ -22,7 +26,21 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(reader: EventStreamReader(connector: connector, policy: policy, lastEventID: lastEventID))
+        Iterator(reader: EventStreamReader(connector: connector, policy: policy, lastEventID: lastEventID, closer: closer))
+    }
+
+    /// Ends the stream from any task: an iteration waiting for its next event returns nil and its
+    /// connection closes at once (during a reconnection wait, the wait ends); iterations started later
+    /// end at once. Copies of this sequence share it.
+    public func close() { closer.close() }
+
+    /// The stream with its comments and reconnections between its events (LaunchDarkly's "comments"
+    /// capability, and what a dashboard shows of a stream's health). Iterating it reads the stream as
+    /// iterating the events does; ``close()`` ends it too.
+    public var activity: EventStreamActivities<EventStreamError> {
+        EventStreamActivities(
+            connector: connector, policy: policy, lastEventID: lastEventID, closer: closer,
+            failure: Iterator.eventStreamError)
     }
 
     /// Reads the events, reconnecting when the stream ends or its connection fails.
@@ -31,6 +49,9 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
 
         /// The id sent as `Last-Event-ID` if the stream reconnected now: the last `id` field's value.
         public var lastEventID: String { reader.lastEventID }
+        /// The wait before a reconnection as it stands: the server's last `retry`, else the policy's time
+        /// (a failed attempt adds the backoff).
+        public var reconnectionTime: Duration { reader.reconnectionTime }
 
         /// The next event; nil when the stream has ended and does not reconnect.
         ///

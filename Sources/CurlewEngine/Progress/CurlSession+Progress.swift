@@ -5,7 +5,8 @@ import HTTPTypes
 extension CurlSession {
     /// Runs ``execute(_:)`` when iterated, reporting its progress; the last element carries the response.
     ///
-    /// See ``ProgressUpdates`` for the coalescing rule and cancellation. The response body's decoded bytes
+    /// See ``ProgressUpdates`` for the coalescing rule and cancellation. The fraction follows the request
+    /// body when it has a known length above zero (an upload), the response body otherwise. The response body's decoded bytes
     /// are counted as curl hands them over, and in the last update they equal the body's length.
     public func executeWithProgress(_ request: TransportRequest) -> ProgressUpdates<TransportResponse, TransportError> {
         ProgressUpdates(
@@ -27,6 +28,7 @@ extension CurlSession {
             run: { reporter throws(TransportError) in
                 try await self.download(request, to: destination, options: options, progress: reporter)
             },
-            cancellation: { TransportError(.cancelled, message: "the task was cancelled", url: request.url, method: request.method.rawValue) })
+            cancellation: { TransportError(.cancelled, message: "the task was cancelled", url: request.url, method: request.method.rawValue) },
+            basis: .responseBody)
     }
 }

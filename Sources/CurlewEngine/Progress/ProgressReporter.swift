@@ -20,11 +20,13 @@ package final class ProgressReporter: Sendable {
     }
 
     private let state = Locked(State())
+    private let basis: ProgressBasis
     private let emit: @Sendable (TransferProgress) -> Void
 
     /// A reporter handing each update to `emit` (called under the reporter's lock, so an update can
-    /// never follow the last one).
-    package init(emit: @escaping @Sendable (TransferProgress) -> Void) {
+    /// never follow the last one); its fraction follows the body `basis` names.
+    package init(basis: ProgressBasis = .automatic, emit: @escaping @Sendable (TransferProgress) -> Void) {
+        self.basis = basis
         self.emit = emit
     }
 
@@ -47,7 +49,7 @@ package final class ProgressReporter: Sendable {
             progress.bytesReceived = max(progress.bytesReceived, received)
             if let expectedBytesToReceive { progress.expectedBytesToReceive = expectedBytesToReceive }
             progress.decodedBytesReceived = decoded ?? state.decodedByConsumer
-            progress.fractionCompleted = max(progress.fractionCompleted, progress.computedFraction)
+            progress.fractionCompleted = max(progress.fractionCompleted, progress.computedFraction(basis))
             state.progress = progress
             if emitting { emit(progress) }
         }

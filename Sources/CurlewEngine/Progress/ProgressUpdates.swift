@@ -6,8 +6,10 @@
 /// ``TransferProgress/isCompleted`` and carries the response. A failure is thrown by the iterator.
 ///
 /// Updates are coalesced: one at most every 50 ms while bytes move, or sooner when the wire bytes moved
-/// by 1% of a known total. Only the newest update is kept for a consumer that is busy, so a slow loop
-/// sees the latest value rather than a backlog (and never misses the last element). Leaving the loop
+/// by 1% of a known total; counts held back are reported when the 50 ms end, even if nothing moves after
+/// them. No update comes before a byte moves, and the counts a body ended with are an update of their
+/// own before the completed one. Only the newest update is kept for a consumer that is busy, so a slow
+/// loop sees the latest value rather than a backlog, and never misses the last counts or the last element. Leaving the loop
 /// early, or cancelling the task iterating, cancels the call (its transfer is aborted and its connection
 /// closed); the iterator then throws a cancellation error.
 ///
@@ -28,12 +30,15 @@ public struct ProgressUpdates<Response: Sendable, Failure: Error>: AsyncSequence
     let finalProgress: @Sendable (ProgressReporter, Response) -> TransferProgress
     /// The error thrown when the call ended without a response or an error of its own (cancellation).
     let cancellation: @Sendable () -> Failure
+    /// Which body ``TransferProgress/fractionCompleted`` follows.
+    let basis: ProgressBasis
 
     package init(
         run: @escaping @Sendable (ProgressReporter) async throws(Failure) -> Response,
         finalProgress: @escaping @Sendable (ProgressReporter, Response) -> TransferProgress = { reporter, _ in reporter.completed() },
-        cancellation: @escaping @Sendable () -> Failure
+        cancellation: @escaping @Sendable () -> Failure, basis: ProgressBasis = .automatic
     ) {
+        self.basis = basis
         self.run = run
         self.finalProgress = finalProgress
         self.cancellation = cancellation
@@ -44,7 +49,7 @@ public struct ProgressUpdates<Response: Sendable, Failure: Error>: AsyncSequence
     /// Runs the call on the first `next()` and hands out its updates.
     public struct Iterator: AsyncIteratorProtocol {
         private let sequence: ProgressUpdates
-        private var updates: AsyncThrowingStream<Element, any Error>.Iterator?
+        private var running: RunningCall<Element, Failure>?
         private var finished = false
 
         init(_ sequence: ProgressUpdates) {
@@ -57,41 +62,59 @@ public struct ProgressUpdates<Response: Sendable, Failure: Error>: AsyncSequence
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
             guard !finished else { return nil }
-            if updates == nil { updates = start() }
-            do {
-                if let update = try await updates?.next(isolation: actor) {
-                    if update.response != nil { finished = true }
-                    return update
-                }
-            } catch {
+            if running == nil { running = start() }
+            guard let running else { return nil }
+            switch await running.channel.next() {
+            case .update(let update):
+                return update
+            case .last(let update):
                 finished = true
-                throw error as? Failure ?? sequence.cancellation()
+                return update
+            case .failure(let error):
+                finished = true
+                throw error
+            case .end:
+                // The iterating task was cancelled before the call ended.
+                finished = true
+                running.call.cancel()
+                throw sequence.cancellation()
             }
-            // The stream ended without the last update: the iterating task was cancelled.
-            finished = true
-            throw sequence.cancellation()
         }
 
-        private func start() -> AsyncThrowingStream<Element, any Error>.Iterator {
-            let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
-            let reporter = ProgressReporter { progress in
-                continuation.yield(ProgressUpdate(progress: progress, response: nil))
+        private func start() -> RunningCall<Element, Failure> {
+            let channel = ProgressChannel<Element, Failure>()
+            let reporter = ProgressReporter(basis: sequence.basis) { progress in
+                channel.yield(ProgressUpdate(progress: progress, response: nil))
             }
             let sequence = self.sequence
             // Unstructured, because the call must outlive each `next()`; it is tied to the iteration
-            // instead: the stream's end (the consumer left or was cancelled) cancels it.
+            // instead: the iterator's end (the consumer left or was cancelled) cancels it.
             let call = Task {
                 do throws(Failure) {
                     let response = try await sequence.run(reporter)
-                    continuation.yield(ProgressUpdate(progress: sequence.finalProgress(reporter, response), response: response))
-                    continuation.finish()
+                    channel.finish(.last(ProgressUpdate(progress: sequence.finalProgress(reporter, response), response: response)))
                 } catch {
                     reporter.close()
-                    continuation.finish(throwing: error)
+                    channel.finish(.failure(error))
                 }
             }
-            continuation.onTermination = { _ in call.cancel() }
-            return stream.makeAsyncIterator()
+            return RunningCall(channel: channel, call: call)
         }
+    }
+}
+
+/// The call an iterator started: cancelled when the iterator goes away before the call ended.
+final class RunningCall<Element: Sendable, Failure: Error> {
+    let channel: ProgressChannel<Element, Failure>
+    let call: Task<Void, Never>
+
+    init(channel: ProgressChannel<Element, Failure>, call: Task<Void, Never>) {
+        self.channel = channel
+        self.call = call
+    }
+
+    deinit {
+        channel.finish(.end)
+        call.cancel()
     }
 }

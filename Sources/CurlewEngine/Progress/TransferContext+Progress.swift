@@ -5,29 +5,52 @@ import CCurlShims
 import HTTPTypes
 
 extension TransferContext {
-    /// curl's progress callback (often: every pass that moves bytes). Only a comparison happens here
-    /// until the coalescing rule lets a report through: 50 ms since the last one, or 1% of a known
-    /// total moved.
+    /// curl's progress callback (often: every pass that moves bytes). Only comparisons happen here until
+    /// the coalescing rule lets a report through: 50 ms since the last one, or 1% of a known total moved.
+    /// Counts held back by the rule are reported when the window ends (``flushPendingProgress()``, from
+    /// the loop's timer), since curl does not call back while the connection is idle.
     func progressed(received: curl_off_t, sent: curl_off_t) {
-        let now = shard.thread.now
         let wire = Int64(received) &+ Int64(sent)
-        guard now >= nextProgressAt || wire >= nextProgressBytes else { return }
-        // curl also calls while nothing moves (about once a second): no update for those.
-        guard wire != lastProgressBytes || !head.isComplete != reportedBeforeHead else { return }
+        // No update before a byte moves, and none for curl's calls while nothing moves (about once a second).
+        guard wire > 0, wire != lastProgressBytes else { return }
+        let now = shard.thread.now
+        guard now >= nextProgressAt || wire >= nextProgressBytes else {
+            pendingProgress = (received: Int(received), sent: Int(sent))
+            if !progressFlushScheduled {
+                progressFlushScheduled = true
+                shard.thread.scheduleProgressFlush(id, at: nextProgressAt)
+            }
+            return
+        }
+        pendingProgress = nil
         lastProgressBytes = wire
-        reportedBeforeHead = !head.isComplete
         reportProgress(received: Int(received), sent: Int(sent), now: now, emitting: true)
     }
 
-    /// The counts as the transfer ended, recorded without an update of their own (the call's last
-    /// update carries them).
+    /// The loop's timer for counts the coalescing rule held back: reports them now the window has ended.
+    func flushPendingProgress() {
+        progressFlushScheduled = false
+        guard let pending = pendingProgress else { return }
+        pendingProgress = nil
+        lastProgressBytes = Int64(pending.received) &+ Int64(pending.sent)
+        reportProgress(received: pending.received, sent: pending.sent, now: shard.thread.now, emitting: true)
+    }
+
+    /// The counts as the transfer ended. Bytes that moved since the last update are reported (a body's
+    /// last chunk is an update of its own, before the call's completed one), except for a redirect's
+    /// body, which is not the call's.
     func recordFinalProgress() {
         guard progress != nil else { return }
+        pendingProgress = nil
         var received: curl_off_t = 0
         var sent: curl_off_t = 0
         _ = curlew_easy_getinfo_off(handle.raw, CURLINFO_SIZE_DOWNLOAD_T, &received)
         _ = curlew_easy_getinfo_off(handle.raw, CURLINFO_SIZE_UPLOAD_T, &sent)
-        reportProgress(received: Int(received), sent: Int(sent), now: shard.thread.now, emitting: false)
+        let wire = Int64(received) &+ Int64(sent)
+        let moved = wire > 0 && wire != lastProgressBytes
+        let redirect = head.isComplete && (300..<400).contains(head.statusCode)
+        lastProgressBytes = wire
+        reportProgress(received: Int(received), sent: Int(sent), now: shard.thread.now, emitting: moved && !redirect)
     }
 
     private func reportProgress(received curlReceived: Int, sent curlSent: Int, now: UInt64, emitting: Bool) {
@@ -46,7 +69,7 @@ extension TransferContext {
         let sendTotal = transfer.request.request.body.map { $0.knownLength } ?? 0
         if let expected, let sendTotal, expected + sendTotal > 0 {
             let step = max(1, Int64((Double(expected + sendTotal) * ProgressReporter.step).rounded(.up)))
-            nextProgressBytes = Int64(received + sent) + step
+            nextProgressBytes = Int64(curlReceived + curlSent) + step
         } else {
             nextProgressBytes = .max
         }

@@ -22,22 +22,30 @@ public struct TransferProgress: Sendable, Hashable, CustomStringConvertible {
     public var decodedBytesReceived = 0
     /// Whether the exchange is complete (the last update, which carries the response).
     public var isCompleted = false
-    /// The part of the expected wire bytes, both ways, that has moved: from 0 to 1, never falling within
-    /// one transfer (a redirect or a retry starts it again with the counts).
+    /// The part of the body being transferred that has moved, from 0 to 1, never falling within one
+    /// transfer (a redirect or a retry starts it again with the counts); 1 on completion.
     ///
-    /// While either direction's total is unknown (before the response head, or for a body of unknown
-    /// length) it stays 0, and becomes 1 on completion.
+    /// It follows one body, as Moya and URLSession's tasks count it: the request body for an upload, the
+    /// response body otherwise. A ``CurlSession`` call counts the request body when it has a known length
+    /// above zero and the response body otherwise; a provider call counts the request body for Moya's
+    /// upload tasks only. It stays 0 while that body's length is unknown (before the response head, or a
+    /// body without a length).
     public var fractionCompleted = 0.0
 
     /// No bytes moved yet.
     public init() {}
 
-    /// The fraction the counts give: 0 while a total is unknown, never above 1.
-    var computedFraction: Double {
-        guard let send = expectedBytesToSend, let receive = expectedBytesToReceive else { return 0 }
-        let total = send + receive
-        guard total > 0 else { return 0 }
-        return min(1, Double(bytesSent + bytesReceived) / Double(total))
+    /// The fraction the counts give for the body `basis` names: 0 while its length is unknown, never above 1.
+    func computedFraction(_ basis: ProgressBasis) -> Double {
+        let followsRequest: Bool
+        switch basis {
+        case .requestBody: followsRequest = true
+        case .responseBody: followsRequest = false
+        case .automatic: followsRequest = (expectedBytesToSend ?? 0) > 0
+        }
+        let done = followsRequest ? bytesSent : bytesReceived
+        guard let total = followsRequest ? expectedBytesToSend : expectedBytesToReceive, total > 0 else { return 0 }
+        return min(1, Double(done) / Double(total))
     }
 
     /// `sent 1024/4096, received 0/?, decoded 0, 25%`.
@@ -62,4 +70,14 @@ public struct ProgressUpdate<Response: Sendable>: Sendable {
         self.progress = progress
         self.response = response
     }
+}
+
+/// Which body a progress sequence's ``TransferProgress/fractionCompleted`` follows.
+package enum ProgressBasis: Sendable {
+    /// The request body when it has a known length above zero, the response body otherwise.
+    case automatic
+    /// The request body (an upload).
+    case requestBody
+    /// The response body.
+    case responseBody
 }

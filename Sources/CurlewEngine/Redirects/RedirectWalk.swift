@@ -93,7 +93,7 @@ final class RedirectWalk {
     /// Whether the redirect found by ``redirects(after:session:)`` is followed: a custom policy decides;
     /// throws when it refuses.
     @inline(never)
-    func policyFollows(_ head: some RedirectAnswer) async throws(TransportError) -> Bool {
+    nonisolated(nonsending) func policyFollows(_ head: some RedirectAnswer) async throws(TransportError) -> Bool {
         guard case .custom(let decide) = policy.mode, let next else { return true }
         let step = RedirectHop(
             from: current.url, status: head.status, to: next.request.url, nextRequest: next.request,

@@ -42,14 +42,21 @@ final class ParsedURL: @unchecked Sendable {
     deinit { curl_url_cleanup(handle) }
 
     /// `reference` (a `Location` value) resolved against `base` with libcurl's URL parser, as libcurl
-    /// resolves the redirects it reports; nil when it cannot be parsed.
+    /// resolves the redirects it reports; nil when it cannot be parsed. An empty reference (spaces aside)
+    /// is the base itself without its fragment (RFC 3986 §5.2.2), where libcurl would take the base's
+    /// parent path.
     static func resolve(_ reference: String, against base: String) -> String? {
         guard let handle = curl_url() else { return nil }
         defer { curl_url_cleanup(handle) }
-        guard base.withCString({ curl_url_set(handle, CURLUPART_URL, $0, 0) }) == CURLUE_OK,
-            reference.withCString({ curl_url_set(handle, CURLUPART_URL, $0, UInt32(CURLU_NON_SUPPORT_SCHEME)) })
-                == CURLUE_OK
-        else { return nil }
+        guard base.withCString({ curl_url_set(handle, CURLUPART_URL, $0, 0) }) == CURLUE_OK else { return nil }
+        if reference.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
+            guard curl_url_set(handle, CURLUPART_FRAGMENT, nil, 0) == CURLUE_OK else { return nil }
+        } else {
+            guard
+                reference.withCString({ curl_url_set(handle, CURLUPART_URL, $0, UInt32(CURLU_NON_SUPPORT_SCHEME)) })
+                    == CURLUE_OK
+            else { return nil }
+        }
         var pointer: UnsafeMutablePointer<CChar>?
         guard curl_url_get(handle, CURLUPART_URL, &pointer, 0) == CURLUE_OK, let pointer else { return nil }
         defer { curl_free(pointer) }

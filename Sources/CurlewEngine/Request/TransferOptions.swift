@@ -20,13 +20,15 @@ public struct TransferOptions: Sendable, Hashable {
         let receiveBufferSize: Int?
         /// An event stream's attempt: no total timeout, not even the session's.
         let eventStream: Bool
+        let timeoutCoversBody: Bool
 
         init(
             connectTimeout: Duration?, idleTimeout: Duration?, maxResponseBodySize: Int?,
             clientIdentity: ClientIdentity?, pinnedPublicKeys: [String]?, unixSocketPath: String?, handlesCookies: Bool?,
             requestCompression: RequestCompression?, progressReporter: ProgressReporter?, receiveBufferSize: Int?,
-            eventStream: Bool
+            eventStream: Bool, timeoutCoversBody: Bool
         ) {
+            self.timeoutCoversBody = timeoutCoversBody
             self.receiveBufferSize = receiveBufferSize
             self.eventStream = eventStream
             self.connectTimeout = connectTimeout
@@ -46,7 +48,7 @@ public struct TransferOptions: Sendable, Hashable {
                 && lhs.pinnedPublicKeys == rhs.pinnedPublicKeys && lhs.unixSocketPath == rhs.unixSocketPath
                 && lhs.handlesCookies == rhs.handlesCookies && lhs.requestCompression == rhs.requestCompression
                 && lhs.progressReporter === rhs.progressReporter && lhs.receiveBufferSize == rhs.receiveBufferSize
-                && lhs.eventStream == rhs.eventStream
+                && lhs.eventStream == rhs.eventStream && lhs.timeoutCoversBody == rhs.timeoutCoversBody
         }
 
         func hash(into hasher: inout Hasher) {
@@ -61,6 +63,7 @@ public struct TransferOptions: Sendable, Hashable {
             hasher.combine(progressReporter.map(ObjectIdentifier.init))
             hasher.combine(receiveBufferSize)
             hasher.combine(eventStream)
+            hasher.combine(timeoutCoversBody)
         }
     }
 
@@ -72,25 +75,25 @@ public struct TransferOptions: Sendable, Hashable {
     public init(
         connectTimeout: Duration? = nil, idleTimeout: Duration? = nil, maxResponseBodySize: Int? = nil,
         clientIdentity: ClientIdentity? = nil, pinnedPublicKeys: [String]? = nil, unixSocketPath: String? = nil,
-        handlesCookies: Bool? = nil, requestCompression: RequestCompression? = nil
+        handlesCookies: Bool? = nil, requestCompression: RequestCompression? = nil, timeoutCoversBody: Bool = false
     ) {
         self.init(
             connectTimeout: connectTimeout, idleTimeout: idleTimeout, maxResponseBodySize: maxResponseBodySize,
             clientIdentity: clientIdentity, pinnedPublicKeys: pinnedPublicKeys, unixSocketPath: unixSocketPath,
             handlesCookies: handlesCookies, requestCompression: requestCompression, progressReporter: nil,
-            receiveBufferSize: nil, eventStream: false)
+            receiveBufferSize: nil, eventStream: false, timeoutCoversBody: timeoutCoversBody)
     }
 
     private init(
         connectTimeout: Duration?, idleTimeout: Duration?, maxResponseBodySize: Int?, clientIdentity: ClientIdentity?,
         pinnedPublicKeys: [String]?, unixSocketPath: String?, handlesCookies: Bool?,
         requestCompression: RequestCompression?, progressReporter: ProgressReporter?, receiveBufferSize: Int?,
-        eventStream: Bool
+        eventStream: Bool, timeoutCoversBody: Bool
     ) {
         let empty =
             connectTimeout == nil && idleTimeout == nil && maxResponseBodySize == nil && clientIdentity == nil
             && pinnedPublicKeys == nil && unixSocketPath == nil && handlesCookies == nil && requestCompression == nil
-            && progressReporter == nil && receiveBufferSize == nil && !eventStream
+            && progressReporter == nil && receiveBufferSize == nil && !eventStream && !timeoutCoversBody
         storage =
             empty
             ? nil
@@ -98,7 +101,8 @@ public struct TransferOptions: Sendable, Hashable {
                 connectTimeout: connectTimeout, idleTimeout: idleTimeout, maxResponseBodySize: maxResponseBodySize,
                 clientIdentity: clientIdentity, pinnedPublicKeys: pinnedPublicKeys, unixSocketPath: unixSocketPath,
                 handlesCookies: handlesCookies, requestCompression: requestCompression,
-                progressReporter: progressReporter, receiveBufferSize: receiveBufferSize, eventStream: eventStream)
+                progressReporter: progressReporter, receiveBufferSize: receiveBufferSize, eventStream: eventStream,
+                timeoutCoversBody: timeoutCoversBody)
     }
 
     /// Whether any setting is overridden.
@@ -153,6 +157,17 @@ public struct TransferOptions: Sendable, Hashable {
         set { update(requestCompression: newValue) }
     }
 
+    /// Whether the total timeout (``TransportRequest/timeout``, else the session's) also bounds a streamed
+    /// response's body. Default false: for a streamed response (``CurlSession/perform(_:isolation:handler:)``,
+    /// a provider's `stream`, a download) the total timeout stops when the final head arrives, which suits
+    /// event streams and long downloads, and only the idle timeout watches the body. With true the whole
+    /// exchange — queue, redirects, head and body — must end within the total timeout, or the body's read
+    /// fails with ``TransportError/Code/timedOut``. A buffered request's total timeout always covers its body.
+    public var timeoutCoversBody: Bool {
+        get { storage?.timeoutCoversBody ?? false }
+        set { update(timeoutCoversBody: newValue) }
+    }
+
     /// Where the transfers of a call that reports progress report to (set by the progress sequences).
     package var progressReporter: ProgressReporter? {
         get { storage?.progressReporter }
@@ -188,7 +203,8 @@ public struct TransferOptions: Sendable, Hashable {
         connectTimeout: Duration?? = nil, idleTimeout: Duration?? = nil, maxResponseBodySize: Int?? = nil,
         clientIdentity: ClientIdentity?? = nil, pinnedPublicKeys: [String]?? = nil, unixSocketPath: String?? = nil,
         handlesCookies: Bool?? = nil, requestCompression: RequestCompression?? = nil,
-        progressReporter: ProgressReporter?? = nil, receiveBufferSize: Int?? = nil, eventStream: Bool? = nil
+        progressReporter: ProgressReporter?? = nil, receiveBufferSize: Int?? = nil, eventStream: Bool? = nil,
+        timeoutCoversBody: Bool? = nil
     ) {
         self = TransferOptions(
             connectTimeout: connectTimeout ?? self.connectTimeout, idleTimeout: idleTimeout ?? self.idleTimeout,
@@ -198,6 +214,7 @@ public struct TransferOptions: Sendable, Hashable {
             unixSocketPath: unixSocketPath ?? self.unixSocketPath, handlesCookies: handlesCookies ?? self.handlesCookies,
             requestCompression: requestCompression ?? self.requestCompression,
             progressReporter: progressReporter ?? self.progressReporter,
-            receiveBufferSize: receiveBufferSize ?? self.receiveBufferSize, eventStream: eventStream ?? self.eventStream)
+            receiveBufferSize: receiveBufferSize ?? self.receiveBufferSize, eventStream: eventStream ?? self.eventStream,
+            timeoutCoversBody: timeoutCoversBody ?? self.timeoutCoversBody)
     }
 }

@@ -33,7 +33,14 @@ public struct TransportRequest: Sendable, Hashable {
     public var headerFields: HTTPFields
     /// The body, if any.
     public var body: RequestBody?
-    /// A total timeout for this request that overrides the session's.
+    /// A total timeout for this request that overrides the session's
+    /// (``SessionConfiguration/totalTimeout``), counted from the call, queue and redirects included.
+    ///
+    /// - Important: For a buffered response (``CurlSession/execute(_:)``, a provider's `request`) it
+    ///   covers the whole exchange. For a **streamed** response (``CurlSession/perform(_:isolation:handler:)``,
+    ///   a provider's `stream`, downloads) it **stops when the final head arrives**: a body that keeps
+    ///   trickling is watched only by the idle timeout. Set ``TransferOptions/timeoutCoversBody`` to
+    ///   bound the whole streamed exchange. Event streams have no total timeout.
     public var timeout: Duration?
     /// The redirect policy for this request; nil: the session's.
     public var redirectPolicy: RedirectPolicy?

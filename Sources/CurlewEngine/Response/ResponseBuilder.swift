@@ -11,6 +11,7 @@ import Glibc
 enum ResponseBuilder {
     /// How a transfer curl finished with `code` ended: its response, or the classified error.
     static func outcome(for context: TransferContext, code: CURLcode, configuration: SessionConfiguration) -> TransferOutcome {
+        if code == CURLE_OK { context.finishDecoding() }
         guard code == CURLE_OK, context.failure == nil else {
             return .failure(ErrorMapping.error(for: code, context: context, configuration: configuration))
         }
@@ -51,6 +52,9 @@ enum ResponseBuilder {
             var location: UnsafePointer<CChar>?
             if curlew_easy_getinfo_string(easy, CURLINFO_REDIRECT_URL, &location) == CURLE_OK, let location {
                 redirectURL = String(cString: location)
+            } else if let value = context.head.fields[.location], value.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
+                // libcurl reports no redirect for an empty Location: the same URL (RFC 3986 §5.2.2).
+                redirectURL = ParsedURL.resolve(value, against: effectiveURL)
             }
         }
         var response = TransportResponse(

@@ -29,8 +29,6 @@ struct ResponseHeadParser {
     private(set) var statusCode = 0
     private(set) var contentLength: Int?
     private(set) var hasContentEncoding = false
-    /// The codings the final head's `Content-Encoding` fields list, over every such field.
-    private(set) var contentCodings = 0
     /// Whether the final head declared `Transfer-Encoding` (a body framed by chunks).
     private(set) var isChunked = false
     /// Whether the final head carries a `Location` field.
@@ -71,7 +69,6 @@ struct ResponseHeadParser {
         if lines.capacity == 0 { lines.reserveCapacity(512) }
         contentLength = nil
         hasContentEncoding = false
-        contentCodings = 0
         isChunked = false
         hasLocation = false
         guard let code = Self.statusCode(text) else {
@@ -136,7 +133,6 @@ struct ResponseHeadParser {
                 contentLength = length
             } else if ASCIICase.equals(name, "content-encoding") {
                 hasContentEncoding = true
-                contentCodings += Self.listCount(UnsafeRawBufferPointer(rebasing: text[(colon + 1)...]))
             }
         } else if text.count >= 9, text[0] | 0x20 == UInt8(ascii: "l"), ASCIICase.hasPrefix(text, "location:") {
             hasLocation = true
@@ -148,21 +144,6 @@ struct ResponseHeadParser {
         lines.append(contentsOf: text)
         lines.append(UInt8(ascii: "\n"))
         return .more
-    }
-
-    /// The non-empty members of a comma-separated list.
-    static func listCount(_ bytes: UnsafeRawBufferPointer) -> Int {
-        var count = 0
-        var member = false
-        for byte in bytes {
-            if byte == UInt8(ascii: ",") {
-                if member { count += 1 }
-                member = false
-            } else if byte != 0x20, byte != 0x09 {
-                member = true
-            }
-        }
-        return member ? count + 1 : count
     }
 
     /// `bytes` without leading and trailing spaces and tabs.

@@ -135,7 +135,10 @@ extension CurlSession {
     static func decoding(
         of head: ResponseHead, for request: TransportRequest, automaticDecompression: Bool
     ) -> (coding: ContentDecoder.Coding?, unsupported: String?) {
-        guard automaticDecompression, let encoding = head.headerFields[.contentEncoding] else { return (nil, nil) }
+        // Every Content-Encoding field counts: a stack split over several lines is still a stack.
+        let fields = head.headerFields[values: .contentEncoding]
+        guard automaticDecompression, !fields.isEmpty else { return (nil, nil) }
+        let encoding = fields.joined(separator: ", ")
         switch ContentDecoder.coding(for: encoding) {
         case .success(let coding):
             return (coding, nil)

@@ -23,24 +23,18 @@ struct DefaultHeaderFields: Sendable {
     init(_ configuration: SessionConfiguration) {
         var fields: [HTTPField] = []
         if !configuration.userAgent.isEmpty { fields.append(HTTPField(name: .userAgent, value: configuration.userAgent)) }
-        if configuration.automaticDecompression, !Self.supportedEncodings.isEmpty {
-            fields.append(HTTPField(name: .acceptEncoding, value: Self.supportedEncodings))
+        if configuration.automaticDecompression {
+            fields.append(HTTPField(name: .acceptEncoding, value: ContentDecoder.offered))
         }
         self.fields = fields
         expectContinueThreshold = configuration.expectContinueThreshold
     }
 
-    /// `request` as the engine sends it: the default fields the request does not set, then its own. A
-    /// streamed response offers only the codings its reader decodes.
+    /// `request` as the engine sends it: the default fields the request does not set, then its own.
+    /// Every response offers the codings the engine decodes itself (gzip and deflate).
     func applied(to request: TransportRequest, streamedResponse: Bool = false) -> TransportRequest {
         var sent = HTTPFields()
-        for field in fields where request.headerFields[field.name] == nil {
-            if streamedResponse, field.name == .acceptEncoding {
-                sent.append(HTTPField(name: .acceptEncoding, value: ContentDecoder.offered))
-            } else {
-                sent.append(field)
-            }
-        }
+        for field in fields where request.headerFields[field.name] == nil { sent.append(field) }
         sent.append(contentsOf: request.headerFields)
         if request.headerFields[.authorization] == nil, let credentials = Self.userInfo(in: request.url) {
             sent.append(HTTPField(name: .authorization, value: "Basic " + Data(credentials.utf8).base64EncodedString()))
@@ -88,7 +82,4 @@ struct DefaultHeaderFields: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// What libcurl builds for `CURLOPT_ACCEPT_ENCODING` "" (every coding it decodes, in its order),
-    /// computed once: after each `curl_easy_reset` libcurl would build the list again.
-    static let supportedEncodings = Libcurl.loaded.contentCodings.joined(separator: ", ")
 }

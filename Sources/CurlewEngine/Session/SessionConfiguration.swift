@@ -33,8 +33,11 @@ public struct SessionConfiguration: Sendable {
     /// The bytes-per-second floor for ``lowSpeedTime``; 0 (the default) disables the check, for which
     /// ``idleTimeout`` is the sharper tool.
     public var lowSpeedLimit: Int = 0
-    /// Ask for compressed responses (gzip, deflate, br, zstd: whatever this libcurl supports) and
-    /// decode them transparently. Default on.
+    /// Ask for compressed responses (`Accept-Encoding: deflate, gzip`) and decode them transparently,
+    /// checking that the coded stream ends (a gzip member or deflate stream that stops half way fails
+    /// with ``TransportError/Code/badContentEncoding``, even when the framing looks complete). br and
+    /// zstd are not offered: libcurl, which decodes them, does not check their end. A body in a coding a
+    /// request asked for itself (its own `Accept-Encoding`) is handed over as sent. Default on.
     public var automaticDecompression: Bool = true
     /// Which HTTP versions are used. Default ``HTTPVersionPolicy/automatic``: HTTP/2 over TLS when the
     /// server offers it, HTTP/1.1 otherwise.
