@@ -130,7 +130,7 @@ extension TransferContext {
             if let shared = defaults.sharedHeaderList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(shared)) }
         } else {
             headerList = Self.headerList(
-                for: transfer.request.request.headerFields, body: body, streamedResponse: streamedResponse, defaults: defaults)
+                for: transfer.request.request.headerFields, body: body, defaults: defaults)
             if let headerList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(headerList)) }
         }
         return nil
@@ -205,7 +205,7 @@ extension TransferContext {
     }
 
     private static func headerList(
-        for fields: HTTPFields, body: BodyLines, streamedResponse: Bool, defaults: HandleDefaults
+        for fields: HTTPFields, body: BodyLines, defaults: HandleDefaults
     ) -> UnsafeMutablePointer<curl_slist>? {
         var list: UnsafeMutablePointer<curl_slist>?
         func append(_ line: String) {

@@ -112,10 +112,10 @@ public final class CurlSession: HTTPTransport, Sendable {
         defaultFields.applied(to: request.compressionFieldShown)
     }
 
-    /// The request as sent when its response is streamed: as ``wireRequest(for:)``, offering only the
-    /// codings a streamed body is decoded from (`deflate, gzip`).
+    /// The request as sent when its response is streamed: the same as ``wireRequest(for:)``, since every
+    /// response is offered the codings the engine decodes (`deflate, gzip`).
     public func wireRequest(forStreamed request: TransportRequest) async -> TransportRequest {
-        defaultFields.applied(to: request.compressionFieldShown, streamedResponse: true)
+        defaultFields.applied(to: request.compressionFieldShown)
     }
 
     /// Cancels every transfer in flight and every queued request, stops the event loop and joins its thread.

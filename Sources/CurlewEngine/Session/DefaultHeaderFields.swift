@@ -32,7 +32,7 @@ struct DefaultHeaderFields: Sendable {
 
     /// `request` as the engine sends it: the default fields the request does not set, then its own.
     /// Every response offers the codings the engine decodes itself (gzip and deflate).
-    func applied(to request: TransportRequest, streamedResponse: Bool = false) -> TransportRequest {
+    func applied(to request: TransportRequest) -> TransportRequest {
         var sent = HTTPFields()
         for field in fields where request.headerFields[field.name] == nil { sent.append(field) }
         sent.append(contentsOf: request.headerFields)
