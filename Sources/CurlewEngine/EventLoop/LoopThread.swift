@@ -235,9 +235,7 @@ final class LoopThread {
             case .paused(let id, let direction):
                 machine.paused(id, direction)
                 if direction == .receive { holdReads(of: id) }
-            case .headArrived(let id):
-                // The total timeout ends with a streamed head unless the request has it cover the body.
-                if context(id)?.transfer.request.request.options.timeoutCoversBody != true { machine.headArrived(id) }
+            case .headArrived(let id): machine.headArrived(id)
             }
         }
     }

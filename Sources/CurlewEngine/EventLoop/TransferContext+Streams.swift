@@ -17,11 +17,11 @@ extension TransferContext {
     // MARK: Streamed response
 
     /// The final head of a streamed response is complete: the consumer gets it, the machine learns that
-    /// the total timeout is over.
+    /// the total timeout is over (unless the request has it cover the body too).
     func deliverHead(to response: ResponseStream) {
         let head = ResponseBuilder.head(for: self)
         if response.deliver(head: head) { shard.thread.responseWakes.append(response) }
-        shard.thread.transferEvents.append(.headArrived(id))
+        if !transfer.request.request.options.timeoutCoversBody { shard.thread.transferEvents.append(.headArrived(id)) }
         let code = head.status.code
         if transfer.request.request.method == .head || code == 204 || code == 304 {
             endStream(response)

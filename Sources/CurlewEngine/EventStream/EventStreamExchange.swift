@@ -50,12 +50,15 @@ package final class EventStreamExchange {
     package func final(_ head: ResponseHead) -> ResponseHead { walk.final(head) }
 
     /// Follows `head` when it is a redirect the rules and the redirect policy follow: its body is
-    /// skipped (up to 64 KiB), its transfer ended, and the next hop's request sent; returns false when
+    /// skipped as the scoped exchange skips it, its transfer ended, and the next hop's request sent; returns false when
     /// `head` is the answer. Throws when the rules or the policy refuse the redirect.
     @inline(never)
     package nonisolated(nonsending) func follow(_ head: ResponseHead) async throws(TransportError) -> Bool {
         guard try walk.redirects(after: head, session: session), try await walk.policyFollows(head) else { return false }
-        await skipBody()
+        if var iterator {
+            await CurlSession.skip(&iterator)
+            self.iterator = iterator
+        }
         endHop()
         try walk.advance(session: session)
         let hop = try session.submitEventStreamHop(walk)
@@ -63,19 +66,6 @@ package final class EventStreamExchange {
         source = nil
         iterator = nil
         return true
-    }
-
-    /// Reads a redirect's body (at most 64 KiB, so its connection can be reused).
-    private nonisolated(nonsending) func skipBody() async {
-        var skipped = 0
-        while skipped < 64 * 1024 {
-            switch try? poll() {
-            case .chunk(let chunk): skipped += chunk.count
-            case .pending: await wait()
-            case .end, nil: return
-            }
-            if Task.isCancelled { return }
-        }
     }
 
     /// The next chunk of the body, its end, or `.pending` while nothing new has arrived (then

@@ -1,12 +1,6 @@
 // Curlew — the WHATWG event-stream parser (HTML "Parsing an event stream" and "Interpreting an event
 // stream"), incremental, on bytes as they arrive.
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The WHATWG event-stream parser (HTML §9.2.6), incremental, on bytes as they arrive.
 ///
 /// Feed it a response body's chunks in order with ``parse(_:into:)``; it appends every event the
@@ -49,7 +43,7 @@ public struct EventStreamParser: Sendable {
     /// The longest reconnection time a `retry` field sets (24 hours): larger values are clamped to it.
     public static let maximumReconnectionTime: Duration = .seconds(86_400)
     /// ``maximumReconnectionTime`` in milliseconds, the unit of `retry`.
-    private static let maximumReconnectionMilliseconds = 86_400_000
+    static let maximumReconnectionMilliseconds = 86_400_000
     /// Buffers that grew beyond this many bytes for one long line or large event are released after it,
     /// so that an idle stream (of thousands open) holds little memory; smaller ones keep their capacity
     /// for the next line or event.
@@ -57,7 +51,7 @@ public struct EventStreamParser: Sendable {
 
     private static let lineFeed: UInt8 = 0x0A
     private static let carriageReturn: UInt8 = 0x0D
-    private static let colon: UInt8 = 0x3A
+    static let colon: UInt8 = 0x3A
     private static let space: UInt8 = 0x20
 
     /// The longest line other than a `data` line, in bytes without its terminator.
@@ -281,9 +275,8 @@ public struct EventStreamParser: Sendable {
     /// data (`held` bytes of it not yet in ``dataBuffer``) and is bounded by ``maxEventSize`` instead (its 6-byte `data: ` prefix aside; the data
     /// buffer's exact bound is checked as the value is appended).
     private func overLimit(_ total: Int, _ rest: UnsafePointer<UInt8>, _ count: Int, held: Int) -> EventStreamError? {
-        let prefix: [UInt8] = [0x64, 0x61, 0x74, 0x61, Self.colon]  // "data:"
         var isData = true
-        for (index, expected) in prefix.enumerated() {
+        for (index, expected) in Self.dataFieldPrefix.enumerated() {
             let byte: UInt8? =
                 index < lineBuffer.count
                 ? lineBuffer[index] : (index - lineBuffer.count < count ? rest[index - lineBuffer.count] : nil)
@@ -297,6 +290,8 @@ public struct EventStreamParser: Sendable {
         return total > allowed ? .eventTooLarge(limit: maxEventSize) : nil
     }
 
+    /// `data:`, how a `data` line starts.
+    private static let dataFieldPrefix: [UInt8] = [0x64, 0x61, 0x74, 0x61, colon]
     /// `data: `: what a `data` line holds besides its value.
     private static let dataPrefixLength = 6
 
@@ -413,46 +408,5 @@ public struct EventStreamParser: Sendable {
         } else {
             buffer.removeAll(keepingCapacity: true)
         }
-    }
-
-    /// A `retry` value's milliseconds, clamped: `nil` unless it is one or more ASCII digits.
-    private static func reconnectionMilliseconds(_ value: UnsafeBufferPointer<UInt8>) -> Int? {
-        if value.isEmpty { return nil }
-        var milliseconds = 0
-        for byte in value {
-            let digit = byte &- 0x30
-            if digit > 9 { return nil }
-            // Stop accumulating once past the clamp: the value can only grow, and this never overflows.
-            if milliseconds <= maximumReconnectionMilliseconds { milliseconds = milliseconds * 10 + Int(digit) }
-        }
-        return min(milliseconds, maximumReconnectionMilliseconds)
-    }
-
-    /// The byte order mark's bytes, EF BB BF.
-    private static func byteOrderMark(_ index: Int) -> UInt8 {
-        switch index {
-        case 0: 0xEF
-        case 1: 0xBB
-        default: 0xBF
-        }
-    }
-
-    /// The first colon of a line: field names are short, so the first bytes are looked at one by one
-    /// before a call to `memchr`.
-    private static func findColon(_ start: UnsafePointer<UInt8>, count: Int) -> UnsafePointer<UInt8>? {
-        let head = min(count, 8)
-        for index in 0..<head where start[index] == colon { return start + index }
-        return findOptional(colon, from: start + head, to: start + count)
-    }
-
-    /// The first `byte` in `start..<end`, or `end`.
-    private static func find(_ byte: UInt8, from start: UnsafePointer<UInt8>, to end: UnsafePointer<UInt8>) -> UnsafePointer<UInt8> {
-        findOptional(byte, from: start, to: end) ?? end
-    }
-
-    /// The first `byte` in `start..<end`, or `nil`.
-    private static func findOptional(_ byte: UInt8, from start: UnsafePointer<UInt8>, to end: UnsafePointer<UInt8>) -> UnsafePointer<UInt8>? {
-        guard start < end, let found = memchr(start, Int32(byte), end - start) else { return nil }
-        return UnsafePointer(found.assumingMemoryBound(to: UInt8.self))
     }
 }

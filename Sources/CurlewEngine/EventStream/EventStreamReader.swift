@@ -25,8 +25,6 @@ package final class EventStreamReader {
     private var directHead = false
     /// A direct attempt that failed before its head.
     private var failedOpen: (any Error)?
-    /// The direct attempt's redirect head was not followed: it is the answer.
-    private var redirectDecided = false
     /// The direct attempt's head that is a redirect not followed, to take in as the answer.
     private var unfollowedRedirect: ResponseHead?
     /// The channel's item, received and not yet taken in; or the channel closed because the reading
@@ -48,8 +46,7 @@ package final class EventStreamReader {
     private let closer: EventStreamCloser
     private let closerToken: Int
     /// What an observed stream reports, in order (nil: not observed; events then wait in `events`).
-    private var activities: [EventStreamActivity]?
-    private var deliveredActivities = 0
+    private var activities: EventStreamActivityQueue?
 
     package init(
         connector: EventStreamConnector, policy: EventStreamPolicy, lastEventID: String,
@@ -63,7 +60,7 @@ package final class EventStreamReader {
         parser.lastEventID = lastEventID
         if observes {
             parser.comments = []
-            activities = []
+            activities = EventStreamActivityQueue()
         }
         backoff = BackoffState(policy.backoff)
     }
@@ -144,7 +141,7 @@ package final class EventStreamReader {
                 return .ended
             }
             if let event = buffered() { return .event(event) }
-            if let activity = bufferedActivity() { return .activity(activity) }
+            if let activity = activities?.next() { return .activity(activity) }
             if finished {
                 guard let error = pendingFailure else { return .ended }
                 pendingFailure = nil
@@ -163,12 +160,15 @@ package final class EventStreamReader {
                 let item: EventStreamItem
                 do {
                     if directHead {
-                        guard let head = try unfollowedRedirect ?? direct.pollHead() else { return .read(direct) }
-                        unfollowedRedirect = nil
-                        if (300..<400).contains(head.status.code), head.hasLocation, !redirectDecided {
-                            return .redirect(direct, head)
+                        let head: ResponseHead
+                        if let unfollowed = unfollowedRedirect {
+                            head = unfollowed
+                            unfollowedRedirect = nil
+                        } else {
+                            guard let polled = try direct.pollHead() else { return .read(direct) }
+                            if (300..<400).contains(polled.status.code), polled.hasLocation { return .redirect(direct, polled) }
+                            head = polled
                         }
-                        redirectDecided = false
                         directHead = false
                         item = .head(direct.final(head))
                     } else {
@@ -238,41 +238,15 @@ package final class EventStreamReader {
     /// Moves what the parser produced into the activities of an observed stream: its events, with the
     /// comments in their places between them.
     private func observeParsed() {
-        guard activities != nil else { return }
-        var comments = parser.comments ?? []
+        guard activities != nil, let comments = parser.comments else { return }
         parser.comments = []
-        var commentIndex = 0
-        for (index, event) in events.enumerated().dropFirst(delivered) {
-            while commentIndex < comments.count, comments[commentIndex].before <= index {
-                activities?.append(.comment(comments[commentIndex].text))
-                commentIndex += 1
-            }
-            activities?.append(.event(event))
-        }
-        while commentIndex < comments.count {
-            activities?.append(.comment(comments[commentIndex].text))
-            commentIndex += 1
-        }
-        comments.removeAll()
+        activities?.append(events: events[delivered...], comments: comments)
         events.removeAll(keepingCapacity: true)
         delivered = 0
     }
 
-    /// The next activity of an observed stream already known, if any.
-    private func bufferedActivity() -> EventStreamActivity? {
-        guard let activities, deliveredActivities < activities.count else { return nil }
-        let activity = activities[deliveredActivities]
-        deliveredActivities += 1
-        if deliveredActivities == activities.count {
-            self.activities?.removeAll(keepingCapacity: true)
-            deliveredActivities = 0
-        }
-        return activity
-    }
-
     /// Reports the reconnection just scheduled to an observed stream.
     private func noteReconnection(_ cause: EventStreamReconnection.Cause) {
-        guard activities != nil else { return }
         activities?.append(
             .reconnecting(EventStreamReconnection(cause: cause, delay: wait, attempt: attempts, lastEventID: parser.lastEventID)))
     }
@@ -307,7 +281,6 @@ package final class EventStreamReader {
                 return
             }
             unfollowedRedirect = head
-            redirectDecided = true
         } catch {
             endAttempt()
             failedOpen = error
@@ -441,8 +414,7 @@ package final class EventStreamReader {
         finished = true
         events.removeAll()
         delivered = 0
-        activities = activities.map { _ in [] }
-        deliveredActivities = 0
+        activities?.removeAll()
         pendingFailure = nil
     }
 
@@ -453,7 +425,6 @@ package final class EventStreamReader {
         direct?.close()
         direct = nil
         directHead = false
-        redirectDecided = false
         unfollowedRedirect = nil
         channel?.close()
         channel = nil
@@ -468,8 +439,7 @@ package final class EventStreamReader {
         finished = true
         events.removeAll()
         delivered = 0
-        activities = activities.map { _ in [] }
-        deliveredActivities = 0
+        activities?.removeAll()
         return error
     }
 

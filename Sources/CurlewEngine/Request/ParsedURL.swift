@@ -49,7 +49,7 @@ final class ParsedURL: @unchecked Sendable {
         guard let handle = curl_url() else { return nil }
         defer { curl_url_cleanup(handle) }
         guard base.withCString({ curl_url_set(handle, CURLUPART_URL, $0, 0) }) == CURLUE_OK else { return nil }
-        if reference.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
+        if isEmptyReference(reference) {
             guard curl_url_set(handle, CURLUPART_FRAGMENT, nil, 0) == CURLUE_OK else { return nil }
         } else {
             guard
@@ -61,6 +61,11 @@ final class ParsedURL: @unchecked Sendable {
         guard curl_url_get(handle, CURLUPART_URL, &pointer, 0) == CURLUE_OK, let pointer else { return nil }
         defer { curl_free(pointer) }
         return String(cString: pointer)
+    }
+
+    /// Whether a `Location` value is an empty reference (spaces and tabs aside): the base URL itself.
+    static func isEmptyReference(_ reference: String) -> Bool {
+        reference.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 }
     }
 
     enum ParseFailure: Error {

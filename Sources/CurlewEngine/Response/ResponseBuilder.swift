@@ -52,7 +52,7 @@ enum ResponseBuilder {
             var location: UnsafePointer<CChar>?
             if curlew_easy_getinfo_string(easy, CURLINFO_REDIRECT_URL, &location) == CURLE_OK, let location {
                 redirectURL = String(cString: location)
-            } else if let value = context.head.fields[.location], value.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
+            } else if let value = context.head.fields[.location], ParsedURL.isEmptyReference(value) {
                 // libcurl reports no redirect for an empty Location: the same URL (RFC 3986 §5.2.2).
                 redirectURL = ParsedURL.resolve(value, against: effectiveURL)
             }

@@ -148,10 +148,16 @@ extension CurlSession {
         }
     }
 
-    /// Reads and drops a redirect's body (up to 64 KiB; a longer one is aborted with its transfer).
-    private static func skip(_ body: ResponseBody) async {
-        var skipped = 0
+    /// Reads and drops a redirect's body (up to 64 KiB, so its connection can be reused; a longer one is
+    /// aborted with its transfer).
+    private nonisolated(nonsending) static func skip(_ body: ResponseBody) async {
         var iterator = body.makeAsyncIterator()
-        while skipped < 64 * 1024, let chunk = try? await iterator.next() { skipped += chunk.count }
+        await skip(&iterator)
+    }
+
+    /// ``skip(_:)`` for a body whose iterator is already made (an event stream's direct attempt).
+    nonisolated(nonsending) static func skip(_ iterator: inout ResponseBody.Iterator) async {
+        var skipped = 0
+        while skipped < 64 * 1024, let chunk = try? await iterator.next(isolation: #isolation) { skipped += chunk.count }
     }
 }
