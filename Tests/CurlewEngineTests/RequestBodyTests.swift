@@ -71,9 +71,14 @@ import Testing
         configuration.requestBodyBufferSize = 30_000
         let session = try CurlSession(configuration: configuration)
         let request = TransportRequest(url: "http://127.0.0.1:9/", method: .post, body: .stream { _ in })
-        let streams = try await session.streams(for: request, streamedResponse: true)
-        #expect(streams?.response?.highWater == 10_000)
-        #expect(streams?.request?.highWater == 30_000)
+        let prepared = try PreparedRequest(request, urls: ParsedURLCache(capacity: 0))
+        let exchange = try await session.makeExchange(
+            prepared, streamedResponse: true, deadline: nil, isRedirectHop: false, submitted: 0)
+        exchange.state.withLock { state in
+            #expect(state.machine.response.high == 10_000)
+            #expect(state.machine.response.cap == configuration.maxStreamBufferSize)
+            #expect(state.machine.request.buffer.high == 30_000)
+        }
         await session.shutdown()
     }
 }

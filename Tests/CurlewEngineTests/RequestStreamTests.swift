@@ -1,17 +1,18 @@
-// Curlew — a stream body's hand-over between its producer and the loop's read callback, without sockets.
+// Curlew — a stream body's side of the exchange between its producer and the loop's read callback, as the
+// pure machine sees it.
 
 @testable import CurlewEngine
 import HTTPTypes
 import Testing
 
+typealias RequestSide = ExchangeStateMachine.RequestSide
+
 /// What the read callback gets with a buffer of `capacity` bytes: the result and the bytes copied.
-private func read(_ stream: RequestStream, capacity: Int = 8) -> (RequestStream.Read, [UInt8]) {
+private func read(_ side: inout RequestSide, capacity: Int = 8) -> (ExchangeStateMachine.Read, [UInt8]) {
     var buffer = [UInt8](repeating: 0, count: capacity)
-    let result = buffer.withUnsafeMutableBytes { bytes -> RequestStream.Read in
+    let result = buffer.withUnsafeMutableBytes { bytes -> ExchangeStateMachine.Read in
         guard let base = bytes.baseAddress else { return .failed }
-        let (read, writer) = stream.read(into: base, capacity: capacity)
-        writer?.resume()
-        return read
+        return side.read(into: base, capacity: capacity).0
     }
     if case .bytes(let count) = result { return (result, Array(buffer[..<count])) }
     return (result, [])
@@ -19,83 +20,112 @@ private func read(_ stream: RequestStream, capacity: Int = 8) -> (RequestStream.
 
 @Suite struct RequestStreamTests {
     @Test func chunksAreHandedOverInOrderAcrossReadSizes() {
-        let stream = RequestStream(length: nil, highWater: 1024)
-        _ = stream.write([1, 2, 3], generation: 0)
-        _ = stream.write([4, 5, 6, 7, 8, 9, 10], generation: 0)
-        #expect(read(stream, capacity: 4).1 == [1, 2, 3, 4])
-        #expect(read(stream, capacity: 4).1 == [5, 6, 7, 8])
-        #expect(read(stream, capacity: 4).1 == [9, 10])
-        #expect(stream.taken == 10)
+        var side = RequestSide.stream(high: 1024, length: nil, replayable: true)
+        _ = side.write([1, 2, 3], generation: 0)
+        _ = side.write([4, 5, 6, 7, 8, 9, 10], generation: 0)
+        #expect(read(&side, capacity: 4).1 == [1, 2, 3, 4])
+        #expect(read(&side, capacity: 4).1 == [5, 6, 7, 8])
+        #expect(read(&side, capacity: 4).1 == [9, 10])
+        #expect(side.taken == 10)
     }
 
     @Test func anEmptyStreamPausesAndTheNextWriteAsksToResumeOnce() {
-        let stream = RequestStream(length: nil, highWater: 1024)
-        #expect(read(stream).0 == .wait)
-        #expect(stream.write([1], generation: 0).resumeLoop)
-        #expect(!stream.write([2], generation: 0).resumeLoop)
-        stream.loopResumed()
-        #expect(read(stream).1 == [1, 2])
-        #expect(read(stream).0 == .wait)
-        #expect(stream.finish(generation: 0, trailers: nil))
-        #expect(read(stream).0 == .end)
+        var side = RequestSide.stream(high: 1024, length: nil, replayable: true)
+        #expect(read(&side).0 == .wait)
+        #expect(side.state == .starved)
+        let first = side.write([1], generation: 0)
+        #expect(first.resumeLoop)
+        #expect(side.state == .resuming)
+        let second = side.write([2], generation: 0)
+        #expect(!second.resumeLoop)
+        side.loopResumed()
+        #expect(read(&side).1 == [1, 2])
+        #expect(read(&side).0 == .wait)
+        let value1 = side.finish(generation: 0)
+        #expect(value1)
+        #expect(read(&side).0 == .end)
     }
 
     @Test func aWriteAtTheHighWaterMarkMustWait() {
-        let stream = RequestStream(length: nil, highWater: 10)
-        #expect(!stream.write([UInt8](repeating: 1, count: 9)[...], generation: 0).mustWait)
-        #expect(stream.write([1], generation: 0).mustWait)
+        var side = RequestSide.stream(high: 10, length: nil, replayable: true)
+        let value2 = side.write([UInt8](repeating: 1, count: 9)[...], generation: 0)
+        #expect(!value2.mustWait)
+        let value3 = side.write([1], generation: 0)
+        #expect(value3.mustWait)
+        let value4 = side.producerWaitsForRoom(generation: 0)
+        #expect(value4)
+        #expect(side.state == .full)
+        // curl takes the held bytes below the low mark: the producer is to be resumed.
+        var buffer = [UInt8](repeating: 0, count: 8)
+        var resume = false
+        buffer.withUnsafeMutableBytes { bytes in
+            if let base = bytes.baseAddress { resume = side.read(into: base, capacity: 8).resumeProducer }
+        }
+        #expect(resume)
+        #expect(side.state == .producing)
     }
 
     @Test func writingPastTheDeclaredLengthFailsAndNothingOfItIsTaken() {
-        let stream = RequestStream(length: 4, highWater: 1024)
-        #expect(stream.write([1, 2, 3], generation: 0).error == nil)
-        #expect(stream.write([4, 5], generation: 0).error?.code == .bodyLengthMismatch)
-        #expect(read(stream).0 == .failed)
-        #expect(stream.failure?.code == .bodyLengthMismatch)
+        var side = RequestSide.stream(high: 1024, length: 4, replayable: true)
+        let value5 = side.write([1, 2, 3], generation: 0)
+        #expect(value5.error == nil)
+        let value6 = side.write([4, 5], generation: 0)
+        #expect(value6.error?.code == .bodyLengthMismatch)
+        #expect(read(&side).0 == .failed)
+        #expect(side.failure?.code == .bodyLengthMismatch)
     }
 
     @Test func finishingShortOfTheDeclaredLengthFails() {
-        let stream = RequestStream(length: 4, highWater: 1024)
-        _ = stream.write([1, 2, 3], generation: 0)
-        _ = stream.finish(generation: 0, trailers: nil)
-        #expect(read(stream).0 == .failed)
-        #expect(stream.failure?.message == "the request body's producer wrote 3 of the 4 bytes it declared")
+        var side = RequestSide.stream(high: 1024, length: 4, replayable: true)
+        _ = side.write([1, 2, 3], generation: 0)
+        _ = side.finish(generation: 0)
+        #expect(read(&side).0 == .failed)
+        #expect(side.failure?.message == "the request body's producer wrote 3 of the 4 bytes it declared")
     }
 
     @Test func aReplayableStreamRewindsToANewGenerationAndTheOldWriterIsRefused() {
-        let stream = RequestStream(length: nil, highWater: 1024)
-        _ = stream.write([1, 2, 3], generation: 0)
-        _ = read(stream)
-        let (rewound, _) = stream.rewind(replayable: true)
+        var side = RequestSide.stream(high: 1024, length: nil, replayable: true)
+        _ = side.write([1, 2, 3], generation: 0)
+        _ = read(&side)
+        let (rewound, resume) = side.rewind()
+
         #expect(rewound)
-        #expect(stream.generation == 1)
-        #expect(stream.write([9], generation: 0).error?.code == .cancelled)
-        _ = stream.write([4, 5], generation: 1)
-        #expect(read(stream).1 == [4, 5])
+        #expect(resume)
+        #expect(side.generation == 1)
+        let value7 = side.write([9], generation: 0)
+        #expect(value7.error?.code == .cancelled)
+        _ = side.write([4, 5], generation: 1)
+        #expect(read(&side).1 == [4, 5])
     }
 
     @Test func aOneShotStreamRewindsOnlyWhileNothingWasTaken() {
-        let stream = RequestStream(length: nil, highWater: 1024)
-        _ = stream.write([1, 2, 3], generation: 0)
-        #expect(stream.rewind(replayable: false).0)
-        #expect(stream.generation == 0)
-        _ = read(stream)
-        #expect(!stream.rewind(replayable: false).0)
+        var side = RequestSide.stream(high: 1024, length: nil, replayable: false)
+        _ = side.write([1, 2, 3], generation: 0)
+        let value8 = side.rewind()
+        #expect(value8.rewound)
+        #expect(side.generation == 0)
+        _ = read(&side)
+        let value9 = side.rewind()
+        #expect(!value9.rewound)
     }
 
     @Test func aClosedStreamRefusesWritesAndEndsTheLoopsReads() {
-        let stream = RequestStream(length: nil, highWater: 1024)
-        _ = stream.write([1], generation: 0)
-        stream.close()
-        #expect(stream.write([2], generation: 0).error?.code == .cancelled)
-        #expect(read(stream).0 == .failed)
-        #expect(stream.isClosed)
+        var side = RequestSide.stream(high: 1024, length: nil, replayable: true)
+        _ = side.write([1], generation: 0)
+        let closed = side.close()
+        #expect(closed)
+        let value10 = side.write([2], generation: 0)
+        #expect(value10.error?.code == .cancelled)
+        #expect(read(&side).0 == .failed)
+        #expect(side.isClosed)
+        #expect(!side.producerWaitsForReplay(after: 0))
     }
 
-    @Test func trailersArriveWithTheEnd() {
-        let stream = RequestStream(length: nil, highWater: 1024)
-        _ = stream.finish(generation: 0, trailers: [.init("X-Checksum")!: "abc"])
-        #expect(read(stream).0 == .end)
-        #expect(stream.trailers?[.init("X-Checksum")!] == "abc")
+    @Test func aFinishedRunWaitsForAReplay() {
+        var side = RequestSide.stream(high: 1024, length: nil, replayable: true)
+        let value11 = side.finish(generation: 0)
+        #expect(!value11)
+        #expect(read(&side).0 == .end)
+        #expect(side.producerWaitsForReplay(after: 0))
     }
 }

@@ -144,22 +144,12 @@ import Testing
     func cancelBeforeTheBodyEnds(wire: Wire) async throws {
         try await withStreamServerAndSession(wire) { server, session in
             let (started, start) = AsyncStream<Void>.makeStream()
-            let outcome = await withTaskGroup(of: (any Error)?.self) { group in
-                group.addTask {
-                    do {
-                        try await session.perform(TransportRequest(url: server.url("/stall-body?n=1000"))) { head, body in
-                            #expect(head.status == .ok)
-                            start.yield()
-                            for try await chunk in body { #expect(!chunk.isEmpty) }
-                        }
-                        return nil
-                    } catch {
-                        return error
-                    }
+            let outcome = await errorAfterCancelling(once: started) {
+                try await session.perform(TransportRequest(url: server.url("/stall-body?n=1000"))) { head, body in
+                    #expect(head.status == .ok)
+                    start.yield()
+                    for try await chunk in body { #expect(!chunk.isEmpty) }
                 }
-                for await _ in started { break }
-                group.cancelAll()
-                return await group.next() ?? nil
             }
             let error = try #require(outcome as? TransportError)
             #expect(error.code == .cancelled)

@@ -2,53 +2,50 @@
 
 @testable import CurlewEngine
 import CCurl
+import Logging
 import HTTPTypes
 import Testing
 
 @Suite struct TransferTests {
-    func makeTransfer() throws -> Transfer {
-        Transfer(
+    /// An exchange on a loop that is never started: its commands are queued and never run.
+    func makeExchange(streamed: Bool = false) throws -> Exchange {
+        Exchange(
             request: try PreparedRequest(TransportRequest(url: "http://127.0.0.1:1/"), urls: ParsedURLCache(capacity: 0)),
-            deadline: nil)
+            deadline: nil, loop: try EventLoop(configuration: SessionConfiguration(), logger: Logger(label: "test")),
+            response: streamed ? .streamed(floor: 1024, cap: 1024, chunkLimit: 1024) : .collected, body: .fixed(.none))
     }
 
-    @Test func cancelledBeforeAttachResumesAtOnceWithCancellation() async throws {
-        let transfer = try makeTransfer()
-        #expect(transfer.markCancelled() == false)  // nothing for the loop to abort yet
-        let attached = Locked<Bool?>(nil)
-        await withUnsafeContinuation { continuation in
-            attached.withLock { $0 = transfer.attach(continuation) }
-        }
-        let outcome = transfer.takeOutcome()
-        #expect(attached.withLock { $0 } == false)
+    @Test func cancelledBeforeSubmissionResumesAtOnceWithCancellation() async throws {
+        let exchange = try makeExchange()
+        exchange.abort()  // nothing for the loop to abort yet
+        #expect(exchange.isCancelled)
+        let outcome = await exchange.submitAndWait()
         guard case .failure(let error) = outcome else { Issue.record("expected failure"); return }
         #expect(error.code == .cancelled)
+        #expect(exchange.loop.inbox.withLock { $0.commands.count } == 0)
     }
 
     @Test func finishResumesOnceAndLaterCallsDoNothing() async throws {
-        let transfer = try makeTransfer()
-        await withUnsafeContinuation { continuation in
-            #expect(transfer.attach(continuation))
-            transfer.finish(.success(TransportResponse(status: .ok)))
-            transfer.finish(.failure(TransportError(.curl, message: "second")))  // ignored
-        }
-        let outcome = transfer.takeOutcome()
-        guard case .success(let response) = outcome else { Issue.record("expected success"); return }
+        let exchange = try makeExchange()
+        exchange.finish(.success(TransportResponse(status: .ok)))
+        exchange.finish(.failure(TransportError(.curl, message: "second")))  // ignored
+        guard case .success(let response) = exchange.takeOutcome() else { Issue.record("expected success"); return }
         #expect(response.status == .ok)
-        #expect(transfer.markCancelled() == false)  // already finished: nothing to abort
+        exchange.abort()  // already finished: nothing to abort
+        #expect(exchange.loop.inbox.withLock { $0.commands.count } == 0)
     }
 
-    @Test func cancelAfterAttachAsksTheLoopToAbort() async throws {
-        let transfer = try makeTransfer()
-        await withUnsafeContinuation { continuation in
-            #expect(transfer.attach(continuation))
-            #expect(transfer.markCancelled() == true)
-            #expect(transfer.isCancelled)
-            transfer.finish(.failure(TransportError(.cancelled, message: "aborted")))
-        }
-        guard case .failure(let error) = transfer.takeOutcome() else { Issue.record("expected failure"); return }
-        #expect(error.code == .cancelled)
-        #expect(error.message == "aborted")
+    @Test func cancelAfterSubmissionAsksTheLoopToAbort() async throws {
+        let exchange = try makeExchange(streamed: true)
+        exchange.submitStreamed()
+        #expect(exchange.register(TransferID(slot: 0, generation: 1)) == false)
+        exchange.abort()
+        #expect(exchange.isCancelled)
+        let commands = exchange.loop.inbox.withLock { $0.commands }
+        #expect(commands.count == 2)
+        guard case .cancel = commands.last else { Issue.record("expected a cancel command"); return }
+        exchange.finish(.failure(TransportError(.cancelled, message: "aborted")))
+        #expect(throws: TransportError.self) { _ = try exchange.pollHead() }
     }
 
     @Test func headParserKeepsFinalHeadOnly() {

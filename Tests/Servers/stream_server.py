@@ -35,9 +35,21 @@ Routes (the same over both protocols):
         200 at once, then every piece of the request body written back as soon as it is read (a 1-byte
         write from the client comes back as a 1-byte chunk); the request's trailers come back as
         response trailers.
-    POST /speak?rounds=N
+    POST /speak?rounds=N[&length=1][&tag=T]
         200 at once, then N times: a 1-byte chunk `A`, then wait for at least one byte of request body;
-        then the response ends (and the rest of the request body is read).
+        then the response ends (and the rest of the request body is read). `length=1` sends
+        Content-Length: N, so the response's end shows by its length (over HTTP/2 libcurl 7.88 reports the
+        end of a response without a length or trailers only when the whole exchange ends); a request body
+        that ends before the last round then closes the connection. With a tag, what became of the request
+        body is reported by /speak-report.
+    GET /speak-report?tag=T
+        The JSON of the /speak tagged T, as it stands (404 before it started; a later /speak with the tag
+        replaces it): {"tag", "protocol", "connection": its connection's number (as /request numbers
+        them), "request": its number on that connection, "spoken": `A`s written, "body_bytes": request
+        body bytes read so far, "ended": the route has stopped reading the body (it ended, or broke off:
+        a closed connection, a reset stream), "complete": the body ended whole (HTTP/1.1: the chunked
+        body's last chunk `0` and the empty line after it (and any trailers) were read, or the whole
+        Content-Length; HTTP/2: the request's END_STREAM)}. Its own tag is not counted in /stats.
     GET /trailers
         `Response body`, then trailers X-Trailer-One: first-value, X-Trailer-Two: second-value,
         X-Checksum: abc123.
@@ -313,7 +325,8 @@ def pattern(offset, count):
 def route(exchange):
     path = exchange.path
     query = exchange.query
-    tag = query.get("tag")
+    # /speak-report's tag names the /speak it reports on, not an exchange of its own.
+    tag = query.get("tag") if path != "/speak-report" else None
     if tag:
         with STATS.lock:
             STATS.tags[tag] = {"connection": exchange.connection, "done": False}
@@ -401,16 +414,62 @@ def route_echo(exchange, query):
     exchange.finish(exchange.request_trailers or None)
 
 
+# What each tagged /speak did with its request body (see /speak-report), by tag; changed under STATS.lock.
+SPEAK_REPORTS = {}
+
+
 def route_speak(exchange, query):
     rounds = int(query.get("rounds", "1"))
-    exchange.send_head(200, [("content-type", "text/plain")])
-    for _ in range(rounds):
-        exchange.write(b"A")
-        if not exchange.read(65536):
-            break
-    # The response ends first: the client ends its body once it has seen the response's end.
-    exchange.finish()
+    tag = query.get("tag")
+    report = None
+    if tag:
+        report = {"tag": tag, "protocol": exchange.protocol, "connection": exchange.connection.number,
+                  "request": exchange.request_number, "spoken": 0, "body_bytes": 0, "ended": False, "complete": False}
+        with STATS.lock:
+            SPEAK_REPORTS[tag] = report
+
+    def count(field, data):
+        if report is not None and data:
+            with STATS.lock:
+                report[field] += len(data)
+        return data
+
+    length = query.get("length") == "1"
+    try:
+        headers = [("content-type", "text/plain")] + ([("content-length", str(rounds))] if length else [])
+        exchange.send_head(200, headers)
+        spoken = 0
+        for _ in range(rounds):
+            exchange.write(b"A")
+            spoken += 1
+            count("spoken", b"A")
+            if not count("body_bytes", exchange.read(65536)):
+                break
+        if length and spoken < rounds:
+            raise Dropped()  # the announced length cannot be met
+        # The response ends first: the client ends its body once it has seen the response's end.
+        exchange.finish()
+        while count("body_bytes", exchange.read(65536)):
+            pass
+    finally:
+        # Also when the body broke off (an OSError from a closed connection, a reset stream): the report
+        # says so, and the error goes on to end the connection or stream as before.
+        if report is not None:
+            complete = exchange.body_done and body_ended_whole(exchange)
+            with STATS.lock:
+                report["complete"] = complete
+                report["ended"] = True
+
+
+def route_speak_report(exchange, query):
     exchange.read_all()
+    with STATS.lock:
+        report = SPEAK_REPORTS.get(query.get("tag", ""))
+        text = json.dumps(report) if report is not None else None
+    if text is None:
+        exchange.respond(404, [("content-type", "text/plain")], b"no /speak with this tag")
+        return
+    exchange.respond(200, [("content-type", "application/json")], text.encode())
 
 
 def route_trailers(exchange, query):
@@ -905,11 +964,11 @@ def route_multipart(exchange, query):
 
 
 ROUTES = {"/bytes": route_bytes, "/bomb": route_bomb, "/echo": route_echo, "/speak": route_speak,
-          "/trailers": route_trailers, "/request": route_request, "/early": route_early, "/redirect": route_redirect,
-          "/slow-read": route_slow_read, "/stall": route_stall, "/stall-body": route_stall_body, "/drip": route_drip,
-          "/stats": route_stats, "/file": route_file, "/inflate": route_inflate, "/hold": route_hold,
-          "/release": route_release, "/steps": route_steps, "/log": route_log, "/trickle": route_trickle,
-          "/multipart": route_multipart}
+          "/speak-report": route_speak_report, "/trailers": route_trailers, "/request": route_request,
+          "/early": route_early, "/redirect": route_redirect, "/slow-read": route_slow_read, "/stall": route_stall,
+          "/stall-body": route_stall_body, "/drip": route_drip, "/stats": route_stats, "/file": route_file,
+          "/inflate": route_inflate, "/hold": route_hold, "/release": route_release, "/steps": route_steps,
+          "/log": route_log, "/trickle": route_trickle, "/multipart": route_multipart}
 
 
 # MARK: HTTP/1.1
@@ -995,6 +1054,9 @@ class H1Exchange:
                 if size == 0:
                     while True:
                         trailer = self.reader.line()
+                        if trailer is None:
+                            # Not the empty line that ends the body: the client closed before it.
+                            raise OSError("the client closed the connection mid-body")
                         if not trailer:
                             break
                         name, _, value = trailer.decode("latin-1").partition(":")

@@ -12,8 +12,8 @@ extension MiddlewareChain {
     /// Sends `request` through the chain and returns as soon as the response head has arrived, with a
     /// body that can be read later and elsewhere.
     ///
-    /// The exchange runs in a task of its own, which hands the body on one chunk at a time as it is
-    /// read (the transport's backpressure still applies). Dropping the body, or cancelling a task that
+    /// The exchange runs in a task of its own, which hands the head and then the body on one chunk at a
+    /// time as it is read (the transport's backpressure still applies). Dropping the body, or cancelling a task that
     /// reads it, ends the exchange and closes its connection; so does cancelling the calling task
     /// before the head arrives.
     ///
@@ -26,7 +26,7 @@ extension MiddlewareChain {
         let exchange = Task {
             do throws(CurlewError) {
                 try await chain.perform(request, context: context) { head, body throws(CurlewError) in
-                    guard pipe.deliverHead(head) else { return }
+                    guard await pipe.deliverHead(head) else { return }
                     do throws(TransportError) {
                         var chunks = body.makeAsyncIterator()
                         while let chunk = try await chunks.next() {
@@ -35,10 +35,10 @@ extension MiddlewareChain {
                     } catch {
                         throw CurlewError(error)
                     }
-                    pipe.finish(.success(body.trailerFields))
+                    await pipe.finish(.success(body.trailerFields))
                 }
             } catch {
-                pipe.finish(.failure(error))
+                await pipe.finish(.failure(error))
             }
         }
         pipe.exchange = exchange
@@ -89,21 +89,31 @@ public final class EscapingResponseBody: AsyncSequence, Sendable {
     }
 }
 
-/// Hands a body from the exchange's task to its reader one chunk at a time: the exchange waits until
-/// the reader has taken the previous chunk.
+/// What the exchange's task hands the reader of an escaping body.
+enum PipeItem: BufferedChunk, Sendable {
+    case head(ResponseHead)
+    case bytes(ArraySlice<UInt8>)
+    /// The body ended, with its trailer fields.
+    case end(HTTPFields?)
+    case failed(CurlewError)
+
+    /// One item at a time: the exchange waits until the reader has taken the previous one.
+    package var weight: Int { 1 }
+    package static var empty: PipeItem { .end(nil) }
+}
+
+/// Hands a body from the exchange's task to its reader one item at a time through the engine's
+/// ``HandOff`` (a mark of one item): the head, the chunks, then the end or the failure. The reader's
+/// leaving closes it and cancels the exchange's task.
 final class BodyPipe: Sendable {
     private struct State {
-        var head: Result<ResponseHead, CurlewError>?
-        var headWaiter: CheckedContinuation<Result<ResponseHead, CurlewError>, Never>?
-        var chunk: ArraySlice<UInt8>?
-        /// The exchange waits here until its chunk is taken (true) or the reader left (false).
-        var sender: CheckedContinuation<Bool, Never>?
-        var receiver: CheckedContinuation<Result<ArraySlice<UInt8>?, CurlewError>, Never>?
+        /// How the body ended, once the reader has seen it (later reads repeat it).
         var end: Result<HTTPFields?, CurlewError>?
         var readerGone = false
         var exchange: Task<Void, Never>?
     }
 
+    private let items = HandOff<PipeItem>(high: 1)
     private let state = Locked(State())
 
     var exchange: Task<Void, Never>? {
@@ -119,117 +129,68 @@ final class BodyPipe: Sendable {
 
     var trailers: HTTPFields? {
         state.withLock { state in
-            if case .success(let trailers) = state.end, state.chunk == nil { return trailers }
+            if case .success(let trailers) = state.end { return trailers }
             return nil
         }
     }
 
     /// Called by the exchange with the head; false when the caller stopped waiting for it.
-    func deliverHead(_ head: ResponseHead) -> Bool {
-        let waiter = state.withLock { state -> CheckedContinuation<Result<ResponseHead, CurlewError>, Never>?? in
-            guard state.head == nil else { return .none }
-            state.head = .success(head)
-            defer { state.headWaiter = nil }
-            return .some(state.headWaiter)
-        }
-        guard case .some(let continuation) = waiter else { return false }
-        continuation?.resume(returning: .success(head))
-        return true
-    }
-
-    func head() async -> Result<ResponseHead, CurlewError> {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Result<ResponseHead, CurlewError>? in
-                if let head = state.head { return head }
-                state.headWaiter = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
+    func deliverHead(_ head: ResponseHead) async -> Bool {
+        await items.send(.head(head))
     }
 
     /// Called by the exchange with a chunk; returns once the reader took it (true) or left (false).
     func send(_ chunk: ArraySlice<UInt8>) async -> Bool {
-        await withCheckedContinuation { continuation in
-            let (receiver, gone) = state.withLock { state -> (CheckedContinuation<Result<ArraySlice<UInt8>?, CurlewError>, Never>?, Bool) in
-                if state.readerGone { return (nil, true) }
-                if let receiver = state.receiver {
-                    state.receiver = nil
-                    return (receiver, false)
-                }
-                state.chunk = chunk
-                state.sender = continuation
-                return (nil, false)
-            }
-            if gone {
-                continuation.resume(returning: false)
-            } else if let receiver {
-                receiver.resume(returning: .success(chunk))
-                continuation.resume(returning: true)
-            }
-        }
+        await items.send(.bytes(chunk))
     }
 
     /// Called by the exchange when it ends: with the trailers, or with its failure.
-    func finish(_ end: Result<HTTPFields?, CurlewError>) {
-        let (headWaiter, receiver) = state.withLock { state in
-            state.end = state.end ?? end
-            var headWaiter: CheckedContinuation<Result<ResponseHead, CurlewError>, Never>?
-            if state.head == nil, case .failure(let error) = end {
-                state.head = .failure(error)
-                headWaiter = state.headWaiter
-                state.headWaiter = nil
-            } else if state.head == nil {
-                state.head = .failure(.transport(TransportError(.cancelled, message: "the exchange ended before its response")))
-                headWaiter = state.headWaiter
-                state.headWaiter = nil
-            }
-            defer { state.receiver = nil }
-            return (headWaiter, state.receiver)
+    func finish(_ end: Result<HTTPFields?, CurlewError>) async {
+        switch end {
+        case .success(let trailers): _ = await items.send(.end(trailers))
+        case .failure(let error): _ = await items.send(.failed(error))
         }
-        if let headWaiter, let head = state.withLock({ $0.head }) { headWaiter.resume(returning: head) }
-        if let receiver { receiver.resume(returning: end.map { _ in nil }) }
+    }
+
+    /// The head, or what failed before it.
+    func head() async -> Result<ResponseHead, CurlewError> {
+        switch await items.receive() {
+        case .head(let head)?: return .success(head)
+        case .failed(let error)?: return .failure(error)
+        case .bytes?, .end?, nil:
+            return .failure(.transport(TransportError(.cancelled, message: "the exchange ended before its response")))
+        }
     }
 
     /// Called by the reader for the next chunk; nil at the end.
     func receive() async throws(CurlewError) -> ArraySlice<UInt8>? {
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<ArraySlice<UInt8>?, CurlewError>, Never>) in
-                let (ready, sender) = state.withLock { state -> (Result<ArraySlice<UInt8>?, CurlewError>?, CheckedContinuation<Bool, Never>?) in
-                    if let chunk = state.chunk {
-                        state.chunk = nil
-                        defer { state.sender = nil }
-                        return (.success(chunk), state.sender)
-                    }
-                    if let end = state.end { return (end.map { _ in nil }, nil) }
-                    if state.readerGone {
-                        return (.failure(.transport(TransportError(.cancelled, message: "the task was cancelled"))), nil)
-                    }
-                    state.receiver = continuation
-                    return (nil, nil)
-                }
-                sender?.resume(returning: true)
-                if let ready { continuation.resume(returning: ready) }
-            }
+        if let end = state.withLock({ $0.end }) { return try end.map { _ in nil }.get() }
+        let item = await withTaskCancellationHandler {
+            await items.receive()
         } onCancel: {
             readerLeft()
         }
-        return try result.get()
+        switch item {
+        case .bytes(let chunk)?:
+            return chunk
+        case .end(let trailers)?:
+            state.withLock { $0.end = .success(trailers) }
+            return nil
+        case .failed(let error)?:
+            state.withLock { $0.end = .failure(error) }
+            throw error
+        case .head?, nil:
+            throw .transport(TransportError(.cancelled, message: "the task was cancelled"))
+        }
     }
 
     /// The reader dropped the body or was cancelled: the exchange ends.
     func readerLeft() {
-        let (sender, receiver, exchange) = state.withLock { state in
+        let exchange = state.withLock { state -> Task<Void, Never>? in
             state.readerGone = true
-            defer {
-                state.sender = nil
-                state.receiver = nil
-                state.chunk = nil
-            }
-            return (state.sender, state.receiver, state.end == nil ? state.exchange : nil)
+            return state.end == nil ? state.exchange : nil
         }
-        sender?.resume(returning: false)
-        receiver?.resume(returning: .failure(.transport(TransportError(.cancelled, message: "the task was cancelled"))))
+        items.close()
         exchange?.cancel()
     }
 }

@@ -30,8 +30,8 @@ extension TransferContext {
         easy.set(CURLOPT_WRITEDATA, me)
         easy.set(CURLOPT_HEADERDATA, me)
         easy.set(CURLOPT_OPENSOCKETDATA, me)
-        easy.set(CURLOPT_CURLU, UnsafeRawPointer(transfer.request.url.handle))
-        let streamedResponse = streams?.response != nil
+        easy.set(CURLOPT_CURLU, UnsafeRawPointer(exchange.request.url.handle))
+        let streamedResponse = streamsResponse
         if streamedResponse {
             // The engine undoes chunked framing itself, to see a body's end before the transfer's.
             easy.set(CURLOPT_HTTP_TRANSFER_DECODING, 0)
@@ -39,8 +39,8 @@ extension TransferContext {
         } else if let timeout {
             easy.set(CURLOPT_TIMEOUT_MS, Int(clamping: (timeout + 999_999) / 1_000_000 + 1000))
         }
-        let key = transfer.request.poolKey
-        let options = transfer.request.request.options
+        let key = exchange.request.poolKey
+        let options = exchange.request.request.options
         easy.set(CURLOPT_HTTP_VERSION, defaults.curlHTTPVersion(key))
         // Wait for a connection being made to this host rather than open another, when it may carry
         // several requests: a burst then shares one HTTP/2 connection.
@@ -78,17 +78,17 @@ extension TransferContext {
         }
 
         if let progress {
-            progress.begin(expectedBytesToSend: transfer.request.request.body.map { $0.knownLength } ?? 0)
+            progress.begin(expectedBytesToSend: exchange.request.request.body.map { $0.knownLength } ?? 0)
             easy.set(CURLOPT_NOPROGRESS, 0)
             _ = curlew_easy_setopt_xferinfo_callback(easy.raw, CurlCallbacks.progress)
             easy.set(CURLOPT_XFERINFODATA, me)
         }
-        let method = transfer.request.request.method
+        let method = exchange.request.request.method
         var body = BodyLines.none
         if method == .head {
             easy.set(CURLOPT_NOBODY, 1)
-        } else if let requestBody = transfer.request.request.body {
-            if case .bytes(let data) = requestBody.storage, streams?.sendsTrailers != true {
+        } else if let requestBody = exchange.request.request.body {
+            if case .bytes(let data) = requestBody.storage, !exchange.sendsTrailers {
                 body = .length(data.count)
                 setBody(data)
             } else {
@@ -96,7 +96,7 @@ extension TransferContext {
                 case .success(let feed): upload = feed
                 case .failure(let error): return error
                 }
-                let chunked = streams?.sendsTrailers == true || requestBody.knownLength == nil
+                let chunked = exchange.sendsTrailers || requestBody.knownLength == nil
                 body = chunked ? .unknown : .length(requestBody.knownLength ?? 0)
                 easy.set(CURLOPT_POST, 1)
                 _ = curlew_easy_setopt_data_callback(easy.raw, CURLOPT_READFUNCTION, CurlCallbacks.read)
@@ -104,7 +104,7 @@ extension TransferContext {
                 _ = curlew_easy_setopt_seek_callback(easy.raw, CurlCallbacks.seek)
                 easy.set(CURLOPT_SEEKDATA, me)
                 _ = curlew_easy_setopt_off(easy.raw, CURLOPT_POSTFIELDSIZE_LARGE, chunked ? -1 : curl_off_t(requestBody.knownLength ?? 0))
-                if streams?.sendsTrailers == true {
+                if exchange.sendsTrailers {
                     _ = curlew_easy_setopt_trailer_callback(easy.raw, CurlCallbacks.trailers)
                     easy.set(CURLOPT_TRAILERDATA, me)
                     if defaults.quirks.trailersSpoilTheHandle {
@@ -125,12 +125,12 @@ extension TransferContext {
         } else if method != .get {
             easy.set(CURLOPT_CUSTOMREQUEST, string: method.rawValue)
         }
-        if transfer.request.request.headerFields.isEmpty, body == .none, !streamedResponse {
+        if exchange.request.request.headerFields.isEmpty, body == .none, !streamedResponse {
             // The common case: only the session's default lines, from the list the session keeps.
             if let shared = defaults.sharedHeaderList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(shared)) }
         } else {
             headerList = Self.headerList(
-                for: transfer.request.request.headerFields, body: body, defaults: defaults)
+                for: exchange.request.request.headerFields, body: body, defaults: defaults)
             if let headerList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(headerList)) }
         }
         return nil
@@ -165,18 +165,16 @@ extension TransferContext {
             let descriptor = open(region.path, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else {
                 return .failure(
-                    transfer.request.error(.invalidBody, "cannot open \(region.path): \(FileRegion.describe(errno))"))
+                    exchange.request.error(.invalidBody, "cannot open \(region.path): \(FileRegion.describe(errno))"))
             }
             return .success(UploadFeed(.file(descriptor, region)))
         case .segments(let segments):
             // Files are opened one at a time as the read reaches them: a form of thousands of files holds
             // one descriptor.
             return .success(UploadFeed(.segments(segments)))
-        case .stream(let producer):
-            guard let stream = streams?.request else {
-                return .failure(transfer.request.error(.invalidBody, "a stream body was submitted without its stream"))
-            }
-            return .success(UploadFeed(.stream(stream, replayable: producer.replayable)))
+        case .stream:
+            // The producer writes into the exchange's request side, which the read callback drains.
+            return .success(UploadFeed(.stream))
         }
     }
 

@@ -85,13 +85,13 @@ enum ErrorMapping {
         _ = curlew_easy_getinfo_long(easy, CURLINFO_SSL_VERIFYRESULT, &verifyResult)
         var connectionsMade = 0
         _ = curlew_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connectionsMade)
-        let request = context.transfer.request
+        let request = context.exchange.request
         let observation = Observation(
             // A transfer that opened no socket ran over a connection that was already established.
             code: code, socketError: osErrno != 0, connected: connectTime > 0 || !context.openedSocket,
             tlsEstablished: tlsTime > 0 || !context.openedSocket, isHTTPS: request.poolKey.isHTTPS,
             headComplete: context.head.isComplete, chunked: context.head.isChunked,
-            pastDeadline: context.transfer.deadline.map { MonotonicClock.now() >= $0 } ?? false,
+            pastDeadline: context.exchange.deadline.map { MonotonicClock.now() >= $0 } ?? false,
             lowSpeedCheck: configuration.lowSpeedLimit > 0, headBytes: context.head.headBytes,
             openedConnection: context.openedSocket,
             presentedClientCertificate: request.request.options.clientIdentity != nil

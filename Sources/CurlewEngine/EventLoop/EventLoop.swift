@@ -17,11 +17,14 @@ final class EventLoop: Sendable {
     /// What other threads ask of the loop.
     enum Command: Sendable {
         /// Run this transfer.
-        case submit(Transfer)
-        /// Its task was cancelled.
-        case cancel(Transfer)
-        /// Its consumer or producer made room: resume that direction.
-        case resume(Transfer, PauseDirection)
+        case submit(Exchange)
+        /// Its task was cancelled (or its reader gave up).
+        case cancel(Exchange)
+        /// Its reader or producer made room: resume that direction.
+        case resume(Exchange, PauseDirection)
+        /// Its handler returned once the whole response had arrived: the transfer runs on until its
+        /// request body has ended, within the total timeout again.
+        case awaitEnd(Exchange)
         /// Reply with the per-host figures.
         case hostStatistics(LoopReply<[HostStatistics]>)
         /// Read or change the cookie jar; reply with the cookies listed (empty for the other commands).
@@ -39,6 +42,8 @@ final class EventLoop: Sendable {
 
     let configuration: SessionConfiguration
     let counters = EngineCounters()
+    /// What the session's streamed responses may hold above their floors together.
+    let streamBudget: StreamBufferBudget
     let logger: Logger
     let inbox = Locked(Inbox())
     /// Written by other threads to wake the loop; closed by the loop thread under the inbox lock.
@@ -57,6 +62,8 @@ final class EventLoop: Sendable {
         }
         self.configuration = configuration
         self.logger = logger
+        streamBudget = StreamBufferBudget(
+            bytes: configuration.maxStreamBufferSize > configuration.streamBufferSize ? configuration.streamBufferBudget : 0)
         let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         let wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
         guard epoll >= 0, wake >= 0 else {

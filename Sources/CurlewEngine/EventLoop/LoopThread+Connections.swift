@@ -13,15 +13,15 @@ extension LoopThread {
     /// A response head arrived (header callback): the key's protocol, if not known yet, and the
     /// connection a transfer was admitted to open is in use.
     func noteResponseHead(of context: TransferContext, http2: Bool) {
-        let key = context.transfer.request.poolKey
+        let key = context.exchange.request.poolKey
         if context.opensConnection {
             context.opensConnection = false
-            keyEvents.append(.connectionReady(key, opener: context.id))
+            pass.keyEvents.append(.connectionReady(key, opener: context.id))
         }
         guard defaults.mayMultiplex(key), !knownKeys.contains(key) else { return }
         knownKeys.insert(key)
         if http2 { multiplexedKeys.insert(key) }
-        keyEvents.append(.protocolLearned(key, multiplexes: http2))
+        pass.keyEvents.append(.protocolLearned(key, multiplexes: http2))
     }
 
     /// curl put a transfer of a key that may multiplex on a connection (its pre-request callback, before
@@ -30,19 +30,19 @@ extension LoopThread {
     func noteAttached(_ context: TransferContext) {
         guard !context.attached else { return }
         context.attached = true
-        let key = context.transfer.request.poolKey
+        let key = context.exchange.request.poolKey
         attachedTransfers[key, default: 0] += 1
-        if context.opensConnection, context.openedSocket { keyEvents.append(.connectionUp(key, opener: context.id)) }
+        if context.opensConnection, context.openedSocket { pass.keyEvents.append(.connectionUp(key, opener: context.id)) }
         if context.probes {
             context.probes = false
-            keyEvents.append(.probeJoined(key))
+            pass.keyEvents.append(.probeJoined(key))
         }
     }
 
     /// A transfer counted by `noteAttached` ended.
     func detach(_ context: TransferContext) {
         context.attached = false
-        let key = context.transfer.request.poolKey
+        let key = context.exchange.request.poolKey
         let left = (attachedTransfers[key] ?? 1) - 1
         attachedTransfers[key] = left > 0 ? left : nil
     }
@@ -62,15 +62,15 @@ extension LoopThread {
     func openSocket(for context: TransferContext, family: Int32, type: Int32, protocol: Int32) -> curl_socket_t {
         let fd = socket(family, type | Int32(SOCK_CLOEXEC.rawValue), `protocol`)
         guard fd >= 0 else { return CURL_SOCKET_BAD }
-        let key = context.transfer.request.poolKey
+        let key = context.exchange.request.poolKey
         context.openedSocket = true
         if context.probes {
             // The connections were full: the probe opens the next one.
             context.probes = false
             context.opensConnection = true
-            keyEvents.append(.probeOpened(key, attached: attachedTransfers[key] ?? 0))
+            pass.keyEvents.append(.probeOpened(key, attached: attachedTransfers[key] ?? 0))
         } else if multiplexedKeys.contains(key) {
-            keyEvents.append(.connectionsChanged(key, unexpected: !context.opensConnection))
+            pass.keyEvents.append(.connectionsChanged(key, unexpected: !context.opensConnection))
         } else if let open = openSockets[key], open >= 1, !knownKeys.contains(key), firstOverflow[key] == nil,
             defaults.mayMultiplex(key)
         {
@@ -92,7 +92,7 @@ extension LoopThread {
             let open = (openSockets[key] ?? 1) - 1
             openSockets[key] = open > 0 ? open : nil
             counters.socketClosed()
-            if multiplexedKeys.contains(key) { keyEvents.append(.connectionsChanged(key, unexpected: false)) }
+            if multiplexedKeys.contains(key) { pass.keyEvents.append(.connectionsChanged(key, unexpected: false)) }
         }
         counters.socketsWatched.store(registry.watched, ordering: .relaxed)
         counters.epollControlCalls.store(registry.controlCalls, ordering: .relaxed)

@@ -10,17 +10,17 @@ import Glibc
 
 extension LoopThread {
     /// A submission from the inbox: the machine admits it, queues it or ends it at once.
-    func submit(_ transfer: Transfer) {
-        let key = transfer.request.poolKey
+    func submit(_ exchange: Exchange) {
+        let key = exchange.request.poolKey
         // Spreading over shards only for an explicitly unlimited pool and a key that cannot multiplex.
         let mayMultiplex = defaults.mayMultiplex(key)
         let spreadable = poolIsUnlimited && !mayMultiplex
-        let idle = transfer.request.request.options.idleTimeout.map { UInt64?.some(UInt64(max(1, $0.nanoseconds))) }
+        let idle = exchange.request.request.options.idleTimeout.map { UInt64?.some(UInt64(max(1, $0.nanoseconds))) }
         let id = machine.submit(
-            transfer, key: key, deadline: transfer.deadline, cancelled: transfer.isCancelled, spreadable: spreadable,
-            mayMultiplex: mayMultiplex, isolated: defaults.isolates(key), priority: transfer.isRedirectHop ? .redirectHop : .normal,
+            exchange, key: key, deadline: exchange.deadline, cancelled: exchange.isCancelled, spreadable: spreadable,
+            mayMultiplex: mayMultiplex, isolated: defaults.isolates(key), priority: exchange.isRedirectHop ? .redirectHop : .normal,
             idleTimeout: idle, now: now, into: &actions)
-        if let id, transfer.register(id) {
+        if let id, exchange.register(id) {
             // Cancelled between the check above and the registration: nobody else will ask.
             machine.cancel(id, now: now, into: &actions)
         }
@@ -28,22 +28,26 @@ extension LoopThread {
     }
 
     /// The calling task was cancelled: the machine ends the transfer wherever it is.
-    func cancel(_ transfer: Transfer) {
+    func cancel(_ exchange: Exchange) {
         // Not yet registered: the submit command is still behind this one and sees the cancelled flag.
-        guard let id = transfer.registeredID else { return }
+        guard let id = exchange.registeredID else { return }
         machine.cancel(id, now: now, into: &actions)
         performActions()
     }
 
-    /// The consumer or producer of a streamed transfer made room: the machine resumes that direction.
-    func resume(_ transfer: Transfer, _ direction: PauseDirection) {
-        guard let id = transfer.registeredID, let context = context(id) else { return }
-        switch direction {
-        case .receive: context.streams?.response?.loopResumed()
-        case .send: context.streams?.request?.loopResumed()
-        }
+    /// The reader or producer of a streamed transfer made room: the machine resumes that direction.
+    func resume(_ exchange: Exchange, _ direction: PauseDirection) {
+        guard let id = exchange.registeredID, context(id) != nil else { return }
+        exchange.loopResumed(direction)
         machine.resume(id, direction, now: now, into: &actions)
         performActions()
+    }
+
+    /// The handler of a streamed transfer returned once the whole response had arrived: the transfer
+    /// runs on for its request body, within its total deadline again.
+    func awaitEnd(_ exchange: Exchange) {
+        guard let id = exchange.registeredID, context(id) != nil, let deadline = exchange.deadline else { return }
+        machine.rearmTotalDeadline(id, deadline)
     }
 
     /// Performs the machine's actions in order, until none are left (an action may produce more).
@@ -56,12 +60,12 @@ extension LoopThread {
             let action = actions[index]
             index += 1
             switch action {
-            case .start(let id, let transfer, let shard, let timeout, let connection):
-                start(id, transfer, shard: shard, timeout: timeout, connection: connection)
-            case .fail(let transfer, let reason):
+            case .start(let id, let exchange, let shard, let timeout, let connection):
+                start(id, exchange, shard: shard, timeout: timeout, connection: connection)
+            case .fail(let exchange, let reason):
                 count(reason)
-                transfer.finish(.failure(error(for: reason, transfer.request, shutdownReason: shutdownReason)))
-            case .abort(let id, let transfer, let reason):
+                exchange.finish(.failure(error(for: reason, exchange.request, shutdownReason: shutdownReason)))
+            case .abort(let id, let exchange, let reason):
                 count(reason)
                 guard let context = takeContext(id) else { continue }
                 if context.attached, defaults.quirks.abortedStreamResetIsDelayed {
@@ -74,20 +78,20 @@ extension LoopThread {
                 remove(context)
                 // A failure a callback recorded (a body that could not be rewound, a pause curl refused)
                 // explains the end better than the reason.
-                let failure = context.failure ?? error(for: reason, transfer.request, shutdownReason: shutdownReason)
-                transfer.finish(.failure(failure))
+                let failure = context.failure ?? error(for: reason, exchange.request, shutdownReason: shutdownReason)
+                exchange.finish(.failure(failure))
             case .setPause(let id, let receive, let send):
                 guard let context = context(id) else { continue }
                 if !receive { releaseReads(of: context) }
                 // Unpausing delivers what curl kept from a paused write, through the callbacks, which may
                 // pause again: the machine hears of that at once.
                 let code = curl_easy_pause(context.handle.raw, Self.pauseBits(receive: receive, send: send))
-                if !transferEvents.isEmpty { tellMachineAboutTransfers() }
+                if !pass.transferEvents.isEmpty { tellMachineAboutTransfers() }
                 // BAD_FUNCTION_ARGUMENT: no connection (between libcurl's retry on a dead connection and the
                 // new one), where nothing is paused either. Another error came from a callback.
                 if code != CURLE_OK, code != CURLE_BAD_FUNCTION_ARGUMENT {
-                    context.failure = context.transfer.request.error(
-                        .curl, "libcurl could not resume the transfer: \(String(cString: curl_easy_strerror(code)))")
+                    context.failure = context.exchange.request.error(
+                        .curl, "libcurl could not resume the exchange: \(String(cString: curl_easy_strerror(code)))")
                     machine.cancel(id, now: now, into: &actions)
                 }
             case .checkIdle(let id):
@@ -116,28 +120,29 @@ extension LoopThread {
     }
 
     /// Hands a transfer the machine admitted to curl, on the shard it chose.
-    private func start(_ id: TransferID, _ transfer: Transfer, shard index: Int, timeout: UInt64?, connection: ConnectionRole) {
+    private func start(_ id: TransferID, _ exchange: Exchange, shard index: Int, timeout: UInt64?, connection: ConnectionRole) {
         while index >= shards.count {
             guard openShard() != nil else { break }
         }
         guard index < shards.count, let handle = pool.take(defaults) else {
             _ = machine.startFailed(id, now: now, into: &actions)
-            transfer.finish(.failure(transfer.request.error(.curl, "libcurl could not create an easy handle")))
+            exchange.finish(.failure(exchange.request.error(.curl, "libcurl could not create an easy handle")))
             return
         }
         let shard = shards[index]
         let context = TransferContext(
-            id: id, transfer: transfer, handle: handle, shard: shard, configuration: configuration, counters: counters)
+            id: id, exchange: exchange, handle: handle, shard: shard, configuration: configuration, counters: counters)
         context.opensConnection = connection == .opens
         context.probes = connection == .probes
         if let error = context.applyRequest(defaults: defaults, timeout: timeout) {
             recycle(context)
             _ = machine.startFailed(id, now: now, into: &actions)
             counters.failedTransfers.add(1, ordering: .relaxed)
-            transfer.finish(.failure(error))
+            exchange.finish(.failure(error))
             return
         }
         handle.errorBuffer.pointee = 0
+        exchange.started()
         store(context)
         let code = curl_multi_add_handle(shard.multi, handle.raw)
         guard code == CURLM_OK else {
@@ -146,7 +151,7 @@ extension LoopThread {
             recycle(context)
             _ = machine.startFailed(id, now: now, into: &actions)
             counters.failedTransfers.add(1, ordering: .relaxed)
-            transfer.finish(.failure(transfer.request.error(.curl, "curl_multi_add_handle failed: \(message)")))
+            exchange.finish(.failure(exchange.request.error(.curl, "curl_multi_add_handle failed: \(message)")))
             return
         }
     }
@@ -155,7 +160,7 @@ extension LoopThread {
     func collectFinished() {
         for shard in shards { collectFinished(shard) }
         guard !completed.isEmpty else { return }
-        for (transfer, outcome) in completed { transfer.finish(outcome) }
+        for (exchange, outcome) in completed { exchange.finish(outcome) }
         completed.removeAll(keepingCapacity: true)
     }
 
@@ -169,13 +174,13 @@ extension LoopThread {
             let context = Unmanaged<TransferContext>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
             let id = context.id
             let code = context.settledCode(code)
-            if let response = context.streams?.response {
-                finishStreamed(context, response: response, code: code)
+            if context.exchange.streamsResponse {
+                finishStreamed(context, code: code)
                 continue
             }
             let outcome = ResponseBuilder.outcome(for: context, code: code, configuration: configuration)
             switch outcome {
-            case .success: counters.completedTransfers.add(1, ordering: .relaxed)
+            case .success, .streamed: counters.completedTransfers.add(1, ordering: .relaxed)
             case .failure: counters.failedTransfers.add(1, ordering: .relaxed)
             }
             _ = takeContext(id)
@@ -183,30 +188,30 @@ extension LoopThread {
             // The machine frees the place (and may start the next waiting transfer) before the caller hears.
             _ = machine.complete(id, now: now, into: &actions)
             publishCounts()
-            completed.append((context.transfer, outcome))
+            completed.append((context.exchange, outcome))
             performActions()
         }
     }
 
-    /// A streamed response curl finished: its consumer gets the end (the trailers, or the error) after the
+    /// A streamed response curl finished: its reader gets the end (the trailers, or the error) after the
     /// bytes it has not read yet.
-    private func finishStreamed(_ context: TransferContext, response: ResponseStream, code: CURLcode) {
-        let end: ResponseStream.End
+    private func finishStreamed(_ context: TransferContext, code: CURLcode) {
+        let outcome: TransferOutcome
         if code == CURLE_OK, context.failure == nil {
-            end = .complete(trailers: context.head.makeTrailers())
+            if context.exchange.endBody(.complete, trailers: context.head.makeTrailers()) { pass.responseWakes.append(context.exchange) }
+            outcome = .streamed
             counters.completedTransfers.add(1, ordering: .relaxed)
         } else {
-            end = .failed(ErrorMapping.error(for: code, context: context, configuration: configuration))
+            let error = ErrorMapping.error(for: code, context: context, configuration: configuration)
+            if context.exchange.endBody(.failed(error)) { pass.responseWakes.append(context.exchange) }
+            outcome = .failure(error)
             counters.failedTransfers.add(1, ordering: .relaxed)
         }
-        let transfer = context.transfer
         _ = takeContext(context.id)
         remove(context)
         _ = machine.complete(context.id, now: now, into: &actions)
         publishCounts()
-        transfer.markFinished()
-        context.streams?.request?.close()
-        if response.finish(end) { responseWakes.append(response) }
+        context.exchange.finish(outcome)
         performActions()
     }
 
@@ -217,11 +222,11 @@ extension LoopThread {
         if context.opensConnection {
             // Admitted to open a connection and ended before its response: let the next one try.
             context.opensConnection = false
-            keyEvents.append(.connectionReady(context.transfer.request.poolKey, opener: context.id))
+            pass.keyEvents.append(.connectionReady(context.exchange.request.poolKey, opener: context.id))
         }
         if context.probes {
             context.probes = false
-            keyEvents.append(.probeEnded(context.transfer.request.poolKey))
+            pass.keyEvents.append(.probeEnded(context.exchange.request.poolKey))
         }
         if context.attached { detach(context) }
         curl_multi_remove_handle(context.shard.multi, context.handle.raw)
@@ -237,7 +242,7 @@ extension LoopThread {
         // A handle that sent trailers may corrupt memory on its next upload (CurlQuirks.trailersSpoilTheHandle).
         pool.give(
             context.handle, defaults,
-            reusable: !(defaults.quirks.trailersSpoilTheHandle && context.streams?.sendsTrailers == true))
+            reusable: !(defaults.quirks.trailersSpoilTheHandle && context.exchange.sendsTrailers))
     }
 
     // MARK: The table of running contexts

@@ -14,8 +14,8 @@ extension LoopThread {
     /// direction (done by now) is paused and at once resumed, the receive direction left as it is. A run
     /// completes the transfer when the stream is closed and reads nothing otherwise.
     func runAfterUploadEnds() {
-        let ended = uploadEnds
-        uploadEnds.removeAll(keepingCapacity: true)
+        let ended = pass.uploadEnds
+        pass.uploadEnds.removeAll(keepingCapacity: true)
         for context in ended {
             // Only a transfer still running: it may have completed (or been aborted) meanwhile.
             guard self.context(context.id) === context, let paused = machine.pauseState(of: context.id) else { continue }

@@ -16,7 +16,7 @@ import Glibc
 /// other thread can reach it. Its code performs system and curl calls and the machine's actions; every
 /// decision about a transfer's lifecycle is the machine's.
 final class LoopThread {
-    typealias Machine = TransferStateMachine<PoolKey, Transfer>
+    typealias Machine = TransferStateMachine<PoolKey, Exchange>
 
     let loop: EventLoop
     let configuration: SessionConfiguration
@@ -38,7 +38,7 @@ final class LoopThread {
     /// Transfers curl completed in this pass of the loop, with their outcomes: their callers are resumed
     /// together once the pass's bookkeeping is done, so the wake-ups reach the task pool back to back
     /// (one woken worker then takes several) instead of spread between handle resets. Reused.
-    @exclusivity(unchecked) var completed: [(Transfer, Transfer.Outcome)] = []
+    @exclusivity(unchecked) var completed: [(Exchange, TransferOutcome)] = []
     let defaults: HandleDefaults
     /// Whether transfers may spread over shards: only for an explicitly unlimited pool.
     let poolIsUnlimited: Bool
@@ -48,9 +48,8 @@ final class LoopThread {
     @exclusivity(unchecked) var knownKeys: Set<PoolKey> = []
     /// Keys whose responses came over HTTP/2 (their connections carry several requests at once).
     @exclusivity(unchecked) var multiplexedKeys: Set<PoolKey> = []
-    /// What curl's callbacks learned about keys, told to the machine once curl returns (starting
-    /// transfers inside a callback is not allowed).
-    @exclusivity(unchecked) var keyEvents: [KeyEvent] = []
+    /// What curl's callbacks learned in this pass of the loop, acted on once curl returns.
+    @exclusivity(unchecked) var pass = PassQueue()
 
     /// Something learned about a key inside a curl callback.
     enum KeyEvent {
@@ -77,16 +76,6 @@ final class LoopThread {
     /// Per key whose protocol is not known yet, the transfers on its first connection when curl first
     /// opened another one: over HTTP/2, the server's stream limit (the first burst did not fit).
     @exclusivity(unchecked) var firstOverflow: [PoolKey: Int] = [:]
-    /// What callbacks learned about transfers (pauses, streamed heads), told to the machine once curl
-    /// returns.
-    @exclusivity(unchecked) var transferEvents: [TransferEvent] = []
-    /// Streamed responses whose waiting consumer has something new: resumed together at the end of the
-    /// loop's pass. (A stream body's producer with room again is resumed at once by the read callback.)
-    @exclusivity(unchecked) var responseWakes: [ResponseStream] = []
-    /// Transfers whose request body curl took to its end this pass (see ``runAfterUploadEnds()``).
-    @exclusivity(unchecked) var uploadEnds: [TransferContext] = []
-    /// Streamed HTTP/2 responses whose trailers arrived this pass: their body ends at the end of it.
-    @exclusivity(unchecked) var trailerEnds: [(ResponseStream, TransferContext)] = []
     /// Open sockets per pool key, from curl's open and close socket callbacks.
     @exclusivity(unchecked) var openSockets: [PoolKey: Int] = [:]
     @exclusivity(unchecked) var peakOpenSockets: [PoolKey: Int] = [:]
@@ -185,15 +174,15 @@ final class LoopThread {
                     }
                 }
             }
-            if !transferEvents.isEmpty { tellMachineAboutTransfers() }
+            if !pass.transferEvents.isEmpty { tellMachineAboutTransfers() }
             if wake { drainInbox() }
             fireTimers()
-            if !uploadEnds.isEmpty { runAfterUploadEnds() }
-            if !transferEvents.isEmpty { tellMachineAboutTransfers() }
-            if !keyEvents.isEmpty { tellMachineAboutKeys() }
+            if !pass.uploadEnds.isEmpty { runAfterUploadEnds() }
+            if !pass.transferEvents.isEmpty { tellMachineAboutTransfers() }
+            if !pass.keyEvents.isEmpty { tellMachineAboutKeys() }
             collectFinished()
-            if !keyEvents.isEmpty { tellMachineAboutKeys() }
-            if !responseWakes.isEmpty || !trailerEnds.isEmpty { wakeStreams() }
+            if !pass.keyEvents.isEmpty { tellMachineAboutKeys() }
+            if !pass.responseWakes.isEmpty || !pass.trailerEnds.isEmpty { wakeStreams() }
         }
     }
 
@@ -214,22 +203,22 @@ final class LoopThread {
 
     /// Resumes the consumers and producers this pass made room or data for.
     private func wakeStreams() {
-        if !trailerEnds.isEmpty {
-            for (response, context) in trailerEnds where response.finish(.complete(trailers: context.head.makeTrailers())) {
-                responseWakes.append(response)
+        if !pass.trailerEnds.isEmpty {
+            for context in pass.trailerEnds where context.exchange.endBody(.complete, trailers: context.head.makeTrailers()) {
+                pass.responseWakes.append(context.exchange)
             }
-            trailerEnds.removeAll(keepingCapacity: true)
+            pass.trailerEnds.removeAll(keepingCapacity: true)
         }
-        if !responseWakes.isEmpty {
-            for stream in responseWakes { stream.wake() }
-            responseWakes.removeAll(keepingCapacity: true)
+        if !pass.responseWakes.isEmpty {
+            for stream in pass.responseWakes { stream.wake() }
+            pass.responseWakes.removeAll(keepingCapacity: true)
         }
     }
 
     /// Tells the machine what callbacks learned about transfers.
     func tellMachineAboutTransfers() {
-        let events = transferEvents
-        transferEvents.removeAll(keepingCapacity: true)
+        let events = pass.transferEvents
+        pass.transferEvents.removeAll(keepingCapacity: true)
         for event in events {
             switch event {
             case .paused(let id, let direction):
@@ -294,9 +283,10 @@ final class LoopThread {
         }
         for command in commands {
             switch command {
-            case .submit(let transfer): submit(transfer)
-            case .cancel(let transfer): cancel(transfer)
-            case .resume(let transfer, let direction): resume(transfer, direction)
+            case .submit(let exchange): submit(exchange)
+            case .cancel(let exchange): cancel(exchange)
+            case .resume(let exchange, let direction): resume(exchange, direction)
+            case .awaitEnd(let exchange): awaitEnd(exchange)
             case .hostStatistics(let reply): reply.send(hostStatistics())
             case .cookies(let command, let reply): reply.send(perform(command))
             case .shutdown: exiting = true
@@ -308,8 +298,8 @@ final class LoopThread {
 
     /// Tells the machine what curl's callbacks learned about keys, then performs what it decides.
     private func tellMachineAboutKeys() {
-        let events = keyEvents
-        keyEvents.removeAll()
+        let events = pass.keyEvents
+        pass.keyEvents.removeAll()
         for event in events {
             switch event {
             case .protocolLearned(let key, let multiplexes):
@@ -373,10 +363,10 @@ final class LoopThread {
         }
         for command in leftovers {
             switch command {
-            case .submit(let transfer): transfer.finish(.failure(transfer.request.error(.sessionShutDown, reason)))
+            case .submit(let exchange): exchange.finish(.failure(exchange.request.error(.sessionShutDown, reason)))
             case .hostStatistics(let reply): reply.send([])
             case .cookies(_, let reply): reply.send([])
-            case .cancel, .resume, .shutdown: continue
+            case .cancel, .resume, .awaitEnd, .shutdown: continue
             }
         }
         pool.drain()

@@ -23,7 +23,7 @@ extension TransferContext {
     /// body given up front declares.
     private var requestBodyHandedOver: Bool {
         if requestBodyEnded { return true }
-        guard let length = transfer.request.request.body?.knownLength else { return false }
+        guard let length = exchange.request.request.body?.knownLength else { return false }
         var sent: curl_off_t = 0
         _ = curlew_easy_getinfo_off(handle.raw, CURLINFO_SIZE_UPLOAD_T, &sent)
         return Int(sent) >= length

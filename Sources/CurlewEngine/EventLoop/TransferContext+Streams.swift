@@ -16,32 +16,32 @@ import Glibc
 extension TransferContext {
     // MARK: Streamed response
 
-    /// The final head of a streamed response is complete: the consumer gets it, the machine learns that
+    /// The final head of a streamed response is complete: the reader gets it, the machine learns that
     /// the total timeout is over (unless the request has it cover the body too).
-    func deliverHead(to response: ResponseStream) {
+    func deliverHead() {
         let head = ResponseBuilder.head(for: self)
-        if response.deliver(head: head) { shard.thread.responseWakes.append(response) }
-        if !transfer.request.request.options.timeoutCoversBody { shard.thread.transferEvents.append(.headArrived(id)) }
+        if exchange.deliver(head: head) { shard.thread.pass.responseWakes.append(exchange) }
+        if !exchange.request.request.options.timeoutCoversBody { shard.thread.pass.transferEvents.append(.headArrived(id)) }
         let code = head.status.code
-        if transfer.request.request.method == .head || code == 204 || code == 304 {
-            endStream(response)
+        if exchange.request.request.method == .head || code == 204 || code == 304 {
+            endStream()
         } else if self.head.isChunked, !self.head.isHTTP2 {
             framing = .chunked(ChunkedBodyDecoder())
         } else if let length = self.head.contentLength {
             framing = .length(length)
-            if length == 0 { endStream(response) }
+            if length == 0 { endStream() }
         }
     }
 
-    /// Body bytes of a streamed response: handed to the consumer, or the receive direction pauses. The
-    /// engine follows the framing itself so the consumer learns of the body's end as soon as it arrives,
+    /// Body bytes of a streamed response: handed to the reader, or the receive direction pauses. The
+    /// engine follows the framing itself so the reader learns of the body's end as soon as it arrives,
     /// even while the request body is still being sent (see ``ChunkedBodyDecoder``).
-    func streamBytes(_ bytes: UnsafeRawBufferPointer, to response: ResponseStream) -> Int {
-        guard response.hasRoom(for: bytes.count) else {
-            shard.thread.transferEvents.append(.paused(id, .receive))
+    func streamBytes(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard exchange.hasRoom(for: bytes.count) else {
+            shard.thread.pass.transferEvents.append(.paused(id, .receive))
             return Int(curlew_write_pause)
         }
-        var wake = ResponseStream.Wake.none
+        var wake = ExchangeStateMachine.Wake.none
         switch framing {
         case .chunked(var decoder):
             var trailerFailure = false
@@ -49,7 +49,7 @@ extension TransferContext {
                 bytes,
                 data: { piece in
                     streamedBodyBytes += piece.count
-                    wake = max(wake, response.append(piece))
+                    wake = max(wake, exchange.append(piece))
                 },
                 trailer: { line in
                     // Counted against the head limit, as libcurl's own trailers are.
@@ -61,48 +61,48 @@ extension TransferContext {
             case .more:
                 break
             case .end:
-                endStream(response)
+                endStream()
             case .failure(let reason):
                 failure =
                     trailerFailure
-                    ? transfer.request.error(.headersTooLarge, "the response head and trailers exceed the limit of \(head.maxHeadBytes) bytes")
-                    : transfer.request.error(.invalidResponse, "the response's chunked framing is broken: \(reason)")
+                    ? exchange.request.error(.headersTooLarge, "the response head and trailers exceed the limit of \(head.maxHeadBytes) bytes")
+                    : exchange.request.error(.invalidResponse, "the response's chunked framing is broken: \(reason)")
                 return 0
             }
         case .length(let remaining):
             streamedBodyBytes += bytes.count
-            wake = response.append(bytes)
+            wake = exchange.append(bytes)
             let left = remaining - bytes.count
             framing = .length(left)
             // Over HTTP/2 trailers may still follow the data: the body ends early only for a request still
             // sending its own (where waiting for the exchange's end could wait for ever).
-            if left <= 0, !head.isHTTP2 || streams?.request != nil { endStream(response) }
+            if left <= 0, !head.isHTTP2 || upload?.isStream == true { endStream() }
         case .open, .ended:
             streamedBodyBytes += bytes.count
-            wake = response.append(bytes)
+            wake = exchange.append(bytes)
         }
         switch wake {
         case .none: break
-        case .endOfPass: shard.thread.responseWakes.append(response)
-        case .now: response.wake()
+        case .endOfPass: shard.thread.pass.responseWakes.append(exchange)
+        case .now: exchange.wake()
         }
         return bytes.count
     }
 
-    /// Over HTTP/2, trailer lines arrive when the stream closes: the body has ended, which the consumer
+    /// Over HTTP/2, trailer lines arrive when the stream closes: the body has ended, which the reader
     /// learns at the end of this pass (the lines come one call each).
     func noteStreamedTrailer() {
-        guard head.isHTTP2, framing != .ended, let response = streams?.response else { return }
+        guard head.isHTTP2, framing != .ended, streamsResponse else { return }
         framing = .ended
-        shard.thread.trailerEnds.append((response, self))
+        shard.thread.pass.trailerEnds.append(self)
     }
 
     /// The body ended before the transfer did (the request body may still be on its way).
-    func endStream(_ response: ResponseStream) {
+    func endStream() {
         framing = .ended
-        // The consumer may finish before curl ends the transfer: its last update must see these counts.
+        // The reader may finish before curl ends the transfer: its last update must see these counts.
         recordFinalProgress()
-        if response.finish(.complete(trailers: head.makeTrailers())) { shard.thread.responseWakes.append(response) }
+        if exchange.endBody(.complete, trailers: head.makeTrailers()) { shard.thread.pass.responseWakes.append(exchange) }
     }
 
     // MARK: Request bodies through the read callback
@@ -113,9 +113,9 @@ extension TransferContext {
         if result == 0 { requestBodyEnded = true }
         // Over HTTP/2 the loop lets curl read once more after this pass (see `LoopThread.runAfterUploadEnds()`).
         if result == 0, shard.thread.defaults.quirks.endedStreamNeedsAnotherRun,
-            shard.thread.defaults.maySpeakHTTP2(transfer.request.poolKey)
+            shard.thread.defaults.maySpeakHTTP2(exchange.request.poolKey)
         {
-            shard.thread.uploadEnds.append(self)
+            shard.thread.pass.uploadEnds.append(self)
         }
         return result
     }
@@ -136,23 +136,22 @@ extension TransferContext {
             return readFile(descriptor, region, feed: &feed, into: buffer, capacity: capacity)
         case .segments(let segments):
             return readSegments(segments, feed: &feed, into: buffer, capacity: capacity)
-        case .stream(let stream, _):
-            let (read, writer) = stream.read(into: buffer, capacity: capacity)
-            // At once, not at the end of the pass: the producer refills while curl sends the rest.
-            writer?.resume()
-            switch read {
+        case .stream:
+            // A producer waiting for room is resumed at once, not at the end of the pass: it refills while
+            // curl sends the rest.
+            switch exchange.read(into: buffer, capacity: capacity) {
             case .bytes(let count):
                 feed.sent += count
                 return count
             case .wait:
-                shard.thread.transferEvents.append(.paused(id, .send))
+                shard.thread.pass.transferEvents.append(.paused(id, .send))
                 return Int(curlew_read_pause)
             case .end:
                 return 0
             case .failed:
                 failure =
-                    stream.failure
-                    ?? transfer.request.error(.cancelled, "the request body's stream ended before its last byte")
+                    exchange.requestFailure
+                    ?? exchange.request.error(.cancelled, "the request body's stream ended before its last byte")
                 return Int(curlew_read_abort)
             }
         }
@@ -179,17 +178,17 @@ extension TransferContext {
     ) -> Bool {
         let (read, error) = region.read(descriptor, into: buffer, count: count, at: position)
         guard error == 0 else {
-            failure = transfer.request.error(.invalidBody, "reading \(region.path) failed: \(FileRegion.describe(error))")
+            failure = exchange.request.error(.invalidBody, "reading \(region.path) failed: \(FileRegion.describe(error))")
             return false
         }
         guard read == count else {
-            failure = transfer.request.error(
+            failure = exchange.request.error(
                 .bodyLengthMismatch,
                 "\(region.path) ended after \(position + read) of the \(region.length) bytes it had when the body was made")
             return false
         }
         if position + read == region.length, let error = region.changeAtEnd(descriptor) {
-            failure = transfer.request.error(error.code, error.message)
+            failure = exchange.request.error(error.code, error.message)
             return false
         }
         return true
@@ -211,7 +210,7 @@ extension TransferContext {
                 feed.openSegment = feed.segment
                 // An empty file is read by no call below: whether it changed is checked here.
                 if region.length == 0, let error = region.changeAtEnd(descriptor) {
-                    failure = transfer.request.error(error.code, error.message)
+                    failure = exchange.request.error(error.code, error.message)
                     return Int(curlew_read_abort)
                 }
             }
@@ -243,13 +242,13 @@ extension TransferContext {
     private func openSegmentFile(_ region: FileRegion) -> Int32? {
         let descriptor = Glibc.open(region.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
-            failure = transfer.request.error(.invalidBody, "cannot open \(region.path): \(FileRegion.describe(errno))")
+            failure = exchange.request.error(.invalidBody, "cannot open \(region.path): \(FileRegion.describe(errno))")
             return nil
         }
         var info = stat()
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             _ = Glibc.close(descriptor)
-            failure = transfer.request.error(.invalidBody, "\(region.path) is no longer a regular file")
+            failure = exchange.request.error(.invalidBody, "\(region.path) is no longer a regular file")
             return nil
         }
         return descriptor
@@ -261,7 +260,7 @@ extension TransferContext {
     func seekBody(to offset: Int, origin: Int32) -> Int32 {
         guard var feed = upload, origin == SEEK_SET, offset >= 0 else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
         defer { upload = feed }
-        if streams?.sendsTrailers == true {
+        if exchange.sendsTrailers {
             // libcurl before 8.7.0 clears the trailer callback once it has sent the trailers: the body
             // sent again needs it again.
             _ = curlew_easy_setopt_trailer_callback(handle.raw, CurlCallbacks.trailers)
@@ -281,12 +280,10 @@ extension TransferContext {
             feed.sent = offset
             feed.segment = 0
             feed.segmentStart = 0
-        case .stream(let stream, let replayable):
+        case .stream:
             guard offset == 0 else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
-            let (rewound, waiting) = stream.rewind(replayable: replayable)
-            for continuation in waiting { continuation.resume() }
-            guard rewound else {
-                failure = transfer.request.error(
+            guard exchange.rewind() else {
+                failure = exchange.request.error(
                     .bodyNotReplayable, "libcurl must send the request again on a new connection, and its body cannot be replayed")
                 return Int32(CURL_SEEKFUNC_FAIL)
             }
@@ -297,7 +294,7 @@ extension TransferContext {
 
     /// The trailer fields, as a list libcurl frees.
     func trailerList(into list: UnsafeMutablePointer<UnsafeMutablePointer<curl_slist>?>) -> Int32 {
-        guard let fields = streams?.trailerFields else { return Int32(CURL_TRAILERFUNC_OK) }
+        guard let fields = exchange.trailerFields else { return Int32(CURL_TRAILERFUNC_OK) }
         var lines: UnsafeMutablePointer<curl_slist>?
         for field in fields {
             "\(field.name.rawName): \(field.value)".withCString { text in
@@ -317,8 +314,8 @@ struct UploadFeed {
         case memory(Data)
         /// An open file and the region of it sent.
         case file(Int32, FileRegion)
-        /// A stream body's hand-over, and whether it can be produced again.
-        case stream(RequestStream, replayable: Bool)
+        /// A stream body, through the exchange's request side.
+        case stream
         /// Bytes and files one after the other; a file is opened when the read reaches it.
         case segments([BodySegment])
     }
@@ -334,6 +331,11 @@ struct UploadFeed {
 
     init(_ source: Source) {
         self.source = source
+    }
+
+    var isStream: Bool {
+        if case .stream = source { return true }
+        return false
     }
 
     /// Closes a file body's descriptor.

@@ -16,19 +16,19 @@ import Glibc
 /// re-entrantly, so it goes without dynamic exclusivity checks (measured: they cost about 400
 /// instructions per request).
 final class TransferContext {
-    /// The state machine's identifier for this transfer.
+    /// The state machine's identifier for this exchange.
     let id: TransferID
-    let transfer: Transfer
+    let exchange: Exchange
     let handle: EasyHandle
-    /// The multi handle running this transfer.
+    /// The multi handle running this exchange.
     let shard: MultiShard
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
     /// For tiny bodies only: a malloc'd copy whose address stays put while curl sends it.
     @exclusivity(unchecked) var ownedBody: UnsafeMutableRawPointer?
     @exclusivity(unchecked) var head: ResponseHeadParser
     let sink: any ResponseBodySink
-    /// The streamed parts of the exchange (nil: both bodies in memory).
-    let streams: TransferStreams?
+    /// Whether the response is streamed to a reader (otherwise the sink collects it).
+    let streamsResponse: Bool
     /// Where the read callback takes a request body from (bodies that are not one block of memory).
     @exclusivity(unchecked) var upload: UploadFeed?
     /// How a streamed response's end is seen (loop thread only).
@@ -43,14 +43,9 @@ final class TransferContext {
     /// Bytes of body buffer reported to the engine's counters so far.
     @exclusivity(unchecked) var reportedBufferBytes = 0
     let counters: EngineCounters
-    /// When curl started the transfer (monotonic nanoseconds).
-    private let started: UInt64
-    var startedAt: UInt64 { started }
-    /// When a byte last arrived (monotonic nanoseconds); the start time until then.
-    @exclusivity(unchecked) private var lastReceive: UInt64
-    /// Request-body bytes curl had sent at the last idle check, and when that count last moved.
-    @exclusivity(unchecked) private var lastUploadCount: curl_off_t = 0
-    @exclusivity(unchecked) private var lastUpload: UInt64
+    /// When bytes moved, for the idle timeout.
+    @exclusivity(unchecked) private var activity: ActivityClock
+    var startedAt: UInt64 { activity.started }
     /// Whether curl opened a socket for this transfer (a new connection, rather than a reused one).
     @exclusivity(unchecked) var openedSocket = false
     /// Whether the machine admitted this transfer to open a new connection for a multiplexing key
@@ -74,14 +69,8 @@ final class TransferContext {
     let queuedTime: Duration
     /// Where a call reporting progress is told of this transfer's counts (nil for nearly every transfer).
     let progress: ProgressReporter?
-    /// The coalescing rule's next report: at this time, or once the wire bytes reach this count.
-    @exclusivity(unchecked) var nextProgressAt: UInt64 = 0
-    @exclusivity(unchecked) var nextProgressBytes: Int64 = 0
-    /// curl's byte count (both ways) at the last report.
-    @exclusivity(unchecked) var lastProgressBytes: Int64 = 0
-    /// curl's counts the coalescing rule held back, and whether the loop's timer will report them.
-    @exclusivity(unchecked) var pendingProgress: (received: Int, sent: Int)?
-    @exclusivity(unchecked) var progressFlushScheduled = false
+    /// Where the coalescing rule of progress reports stands.
+    @exclusivity(unchecked) var coalescing = ProgressCoalescing()
     /// Body bytes of a streamed response as they came, without HTTP/1.1 chunk framing (which the engine
     /// undoes itself there, so curl's count would include it).
     @exclusivity(unchecked) var streamedBodyBytes = 0
@@ -89,48 +78,46 @@ final class TransferContext {
     private(set) lazy var connectionsOpened: Int = handle.connectionsOpened
 
     init(
-        id: TransferID, transfer: Transfer, handle: EasyHandle, shard: MultiShard, configuration: SessionConfiguration,
+        id: TransferID, exchange: Exchange, handle: EasyHandle, shard: MultiShard, configuration: SessionConfiguration,
         counters: EngineCounters
     ) {
         self.id = id
-        self.transfer = transfer
+        self.exchange = exchange
         self.handle = handle
         self.shard = shard
         self.head = ResponseHeadParser(maxHeadBytes: configuration.effectiveMaxResponseHeaderSize)
         self.sink = MemoryBodySink()
-        streams = transfer.streams
+        streamsResponse = exchange.streamsResponse
         // A streamed body has no limit unless the request sets one; the reader enforces it (on decoded bytes).
         self.maxBodyBytes =
-            transfer.streams?.response != nil
-            ? Int.max : transfer.request.request.options.maxResponseBodySize ?? configuration.maxResponseBodySize
+            exchange.streamsResponse
+            ? Int.max : exchange.request.request.options.maxResponseBodySize ?? configuration.maxResponseBodySize
         self.counters = counters
-        progress = transfer.request.request.options.progressReporter
+        progress = exchange.request.request.options.progressReporter
         let now = shard.thread.now
-        started = now
-        lastReceive = now
-        lastUpload = now
-        queuedTime = .nanoseconds(Int64(clamping: now &- min(now, transfer.submitted)))
+        activity = ActivityClock(started: now)
+        queuedTime = .nanoseconds(Int64(clamping: now &- min(now, exchange.submitted)))
     }
 
-    /// Called from the header callback. Returns false to make curl abort the transfer.
+    /// Called from the header callback. Returns false to make curl abort the exchange.
     func headerLine(_ line: UnsafeRawBufferPointer) -> Bool {
-        lastReceive = shard.thread.now
-        if head.isComplete, streams?.response != nil { noteStreamedTrailer() }
+        activity.lastReceive = shard.thread.now
+        if head.isComplete, streamsResponse { noteStreamedTrailer() }
         switch head.consume(line) {
         case .more:
             return true
         case .complete:
             shard.thread.noteResponseHead(of: self, http2: head.isHTTP2)
-            if let response = streams?.response {
-                deliverHead(to: response)
+            if streamsResponse {
+                deliverHead()
                 return true
             }
             if head.hasContentEncoding, !setUpDecoding() { return false }
             // Content-Length is the server's word, and under a Content-Encoding it is the compressed
             // size: reserve from it only for unencoded bodies, and never more than 1 MiB up front.
-            if let length = head.contentLength, !head.hasContentEncoding, transfer.request.request.method != .head {
+            if let length = head.contentLength, !head.hasContentEncoding, exchange.request.request.method != .head {
                 guard length <= maxBodyBytes else {
-                    failure = transfer.request.error(
+                    failure = exchange.request.error(
                         .bodyTooLarge, "the response announces \(length) bytes; the limit is \(maxBodyBytes)")
                     return false
                 }
@@ -139,7 +126,7 @@ final class TransferContext {
             }
             return true
         case .failure(let code, let message):
-            failure = transfer.request.error(code, message)
+            failure = exchange.request.error(code, message)
             return false
         }
     }
@@ -148,8 +135,8 @@ final class TransferContext {
     /// buffered body, by the reader for a streamed one). Returns what the callback answers: the count
     /// taken, 0 to abort the transfer, or curl's pause value.
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> Int {
-        lastReceive = shard.thread.now
-        if let response = streams?.response { return streamBytes(bytes, to: response) }
+        activity.lastReceive = shard.thread.now
+        if streamsResponse { return streamBytes(bytes) }
         if let decoder { return decode(bytes, with: decoder) }
         return store(bytes)
     }
@@ -158,12 +145,12 @@ final class TransferContext {
     func store(_ bytes: UnsafeRawBufferPointer) -> Int {
         receivedBodyBytes += bytes.count
         guard receivedBodyBytes <= maxBodyBytes else {
-            failure = transfer.request.error(
+            failure = exchange.request.error(
                 .bodyTooLarge, "the decoded response body exceeds the limit of \(maxBodyBytes) bytes")
             return 0
         }
         guard sink.write(bytes) else {
-            failure = transfer.request.error(.curl, "out of memory storing the response body")
+            failure = exchange.request.error(.curl, "out of memory storing the response body")
             return 0
         }
         if sink.bufferedBytes != reportedBufferBytes { updateBufferCounter() }
@@ -175,21 +162,21 @@ final class TransferContext {
     /// counts from this check on. While a new connection is still being made the answer is `now`: the
     /// connect timeout governs that phase, not the idle timeout.
     func lastActivity(now: UInt64) -> UInt64 {
-        var connected = started
+        var connected = activity.started
         if openedSocket {
             var established: curl_off_t = 0
-            let phase = transfer.request.poolKey.isHTTPS ? CURLINFO_APPCONNECT_TIME_T : CURLINFO_CONNECT_TIME_T
+            let phase = exchange.request.poolKey.isHTTPS ? CURLINFO_APPCONNECT_TIME_T : CURLINFO_CONNECT_TIME_T
             _ = curlew_easy_getinfo_off(handle.raw, phase, &established)
             guard established > 0 else { return now }
-            connected = started &+ UInt64(established) &* 1000
+            connected = activity.started &+ UInt64(established) &* 1000
         }
         var uploaded: curl_off_t = 0
         _ = curlew_easy_getinfo_off(handle.raw, CURLINFO_SIZE_UPLOAD_T, &uploaded)
-        if uploaded != lastUploadCount {
-            lastUploadCount = uploaded
-            lastUpload = now
+        if uploaded != activity.lastUploadCount {
+            activity.lastUploadCount = uploaded
+            activity.lastUpload = now
         }
-        return max(lastReceive, lastUpload, connected)
+        return max(activity.lastReceive, activity.lastUpload, connected)
     }
 
     private func updateBufferCounter() {
@@ -213,5 +200,22 @@ final class TransferContext {
         ownedBody = nil
         upload?.close()
         upload = nil
+    }
+}
+
+/// When a transfer started and when its bytes last moved (monotonic nanoseconds), for the idle timeout.
+struct ActivityClock {
+    /// When curl started the transfer.
+    let started: UInt64
+    /// When a byte last arrived; the start time until then.
+    var lastReceive: UInt64
+    /// Request-body bytes curl had sent at the last idle check, and when that count last moved.
+    var lastUploadCount: curl_off_t = 0
+    var lastUpload: UInt64
+
+    init(started: UInt64) {
+        self.started = started
+        lastReceive = started
+        lastUpload = started
     }
 }

@@ -1,8 +1,6 @@
 // Curlew — the hand-over from the task that holds an event stream's connection to the task that reads
 // its events: one item at a time, so a consumer that stops reading stops the connection's reading too.
 
-import Synchronization
-
 /// What a connection attempt hands to the reader.
 enum EventStreamItem: Sendable {
     case head(ResponseHead)
@@ -12,95 +10,20 @@ enum EventStreamItem: Sendable {
     case failed(any Error)
 }
 
-/// A one-item channel between one producer and one consumer. `close()` (from either side, or the
-/// consumer's cancellation) wakes both and makes every later call return at once.
-final class EventStreamChannel: Sendable {
-    private struct State {
-        var item: EventStreamItem?
-        var sender: UnsafeContinuation<Bool, Never>?
-        var receiver: UnsafeContinuation<EventStreamItem?, Never>?
-        var closed = false
-    }
+extension EventStreamItem: BufferedChunk {
+    /// Items count one each: a channel of one item's mark hands over one at a time.
+    package var weight: Int { 1 }
+    package static var empty: EventStreamItem { .end }
+}
 
-    private let state = Mutex(State())
+/// A one-item channel between one producer and one consumer (a ``HandOff`` whose mark is one item):
+/// `send` returns once the consumer has taken the item. `close()` (from either side, or the consumer's
+/// cancellation) wakes both and makes every later call return at once.
+typealias EventStreamChannel = HandOff<EventStreamItem>
 
-    /// Hands `item` over and waits until the consumer has taken it; false when the channel is closed
-    /// (the consumer is gone: the producer should stop).
-    func send(_ item: EventStreamItem) async -> Bool {
-        let waiting: UnsafeContinuation<EventStreamItem?, Never>?? = state.withLock { state in
-            if state.closed { return .some(nil) }
-            if let receiver = state.receiver {
-                state.receiver = nil
-                return .some(receiver)
-            }
-            return nil
-        }
-        switch waiting {
-        case .some(.some(let receiver)):
-            receiver.resume(returning: item)
-            return true
-        case .some(.none):
-            return false
-        case .none:
-            break
-        }
-        return await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
-            let outcome: (taken: UnsafeContinuation<EventStreamItem?, Never>?, refused: Bool) = state.withLock { state in
-                if state.closed { return (nil, true) }
-                if let receiver = state.receiver {
-                    state.receiver = nil
-                    return (receiver, false)
-                }
-                state.item = item
-                state.sender = continuation
-                return (nil, false)
-            }
-            if outcome.refused {
-                continuation.resume(returning: false)
-            } else if let receiver = outcome.taken {
-                receiver.resume(returning: item)
-                continuation.resume(returning: true)
-            }
-        }
-    }
-
-    /// The next item, or nil once the channel is closed.
-    func receive() async -> EventStreamItem? {
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<EventStreamItem?, Never>) in
-            let ready: (item: EventStreamItem?, sender: UnsafeContinuation<Bool, Never>?, closed: Bool) = state.withLock {
-                state in
-                if let item = state.item {
-                    state.item = nil
-                    let sender = state.sender
-                    state.sender = nil
-                    return (item, sender, false)
-                }
-                if state.closed { return (nil, nil, true) }
-                state.receiver = continuation
-                return (nil, nil, false)
-            }
-            if let item = ready.item {
-                ready.sender?.resume(returning: true)
-                continuation.resume(returning: item)
-            } else if ready.closed {
-                continuation.resume(returning: nil)
-            }
-        }
-    }
-
-    /// Closes the channel: a waiting producer gets false, a waiting consumer nil.
-    func close() {
-        let (sender, receiver) = state.withLock { state in
-            state.closed = true
-            state.item = nil
-            defer {
-                state.sender = nil
-                state.receiver = nil
-            }
-            return (state.sender, state.receiver)
-        }
-        sender?.resume(returning: false)
-        receiver?.resume(returning: nil)
+extension HandOff where Chunk == EventStreamItem {
+    convenience init() {
+        self.init(high: 1)
     }
 
     /// Sends a body's chunks and then its end, until the channel is closed. A function of its own: the

@@ -17,18 +17,16 @@ import HTTPTypes
 package final class EventStreamExchange {
     private let session: CurlSession
     private let walk: RedirectWalk
-    private var transfer: Transfer
-    private var control: TransferControl
-    private var response: ResponseStream
+    private var exchange: Exchange
     /// The body, once the head has been taken.
     private var source: BodySource?
     private var iterator: ResponseBody.Iterator?
     private var closed = false
 
-    fileprivate init(session: CurlSession, walk: RedirectWalk, hop: (Transfer, TransferControl, ResponseStream)) {
+    fileprivate init(session: CurlSession, walk: RedirectWalk, hop: Exchange) {
         self.session = session
         self.walk = walk
-        (transfer, control, response) = hop
+        exchange = hop
     }
 
     deinit { close() }
@@ -37,9 +35,9 @@ package final class EventStreamExchange {
     /// attempt before it. A redirect is handed out too: see ``follow(_:)``.
     @inline(never)
     package func pollHead() throws(TransportError) -> ResponseHead? {
-        guard source == nil, let head = try response.pollHead(taking: true) else { return nil }
+        guard source == nil, let head = try exchange.pollHead(taking: true) else { return nil }
         let source = CurlSession.liveBody(
-            of: head, response: response, control: control, request: transfer.request.request,
+            of: head, exchange: exchange, request: exchange.request.request,
             automaticDecompression: session.configuration.automaticDecompression, outputChunk: outputChunk)
         self.source = source
         iterator = ResponseBody(source).makeAsyncIterator()
@@ -61,8 +59,7 @@ package final class EventStreamExchange {
         }
         endHop()
         try walk.advance(session: session)
-        let hop = try session.submitEventStreamHop(walk)
-        (transfer, control, response) = hop
+        exchange = try session.submitEventStreamHop(walk)
         source = nil
         iterator = nil
         return true
@@ -85,18 +82,18 @@ package final class EventStreamExchange {
             await source.waitForBytes()
             return
         }
-        let control = control
+        let exchange = exchange
         await withTaskCancellationHandler {
-            await response.waitForHead()
+            await exchange.waitForHead()
         } onCancel: {
-            control.abort()
+            exchange.abort()
         }
     }
 
     /// Aborts the current hop's transfer from any task (the reader then sees it end).
     package var abort: @Sendable () -> Void {
-        let control = control
-        return { control.abort() }
+        let exchange = exchange
+        return { exchange.abort() }
     }
 
     /// Ends the attempt: a transfer still running is aborted.
@@ -108,12 +105,11 @@ package final class EventStreamExchange {
 
     private func endHop() {
         source?.endScope()
-        if source == nil { response.release() }
-        control.abort()
+        exchange.release()
     }
 
     private var outputChunk: Int {
-        transfer.request.request.options.receiveBufferSize ?? session.configuration.receiveBufferSize
+        exchange.request.request.options.receiveBufferSize ?? session.configuration.receiveBufferSize
     }
 }
 
@@ -129,15 +125,11 @@ extension CurlSession {
     }
 
     /// Submits the walk's current hop as a streamed transfer.
-    fileprivate func submitEventStreamHop(_ walk: RedirectWalk) throws(TransportError) -> (Transfer, TransferControl, ResponseStream) {
-        let prepared = carried(walk.prepared, streamedResponse: true)
-        guard let streams = streams(for: prepared.request, streamedResponse: true, trailers: nil), let response = streams.response
-        else { throw prepared.error(.curl, "a streamed transfer was set up without its response stream") }
-        let transfer = Transfer(
-            request: prepared, deadline: walk.deadline, isRedirectHop: !walk.chain.isEmpty, submitted: walk.hopStarted,
-            streams: streams)
-        let control = TransferControl(transfer: transfer, loop: loop)
-        Self.submit(transfer, loop: loop)
-        return (transfer, control, response)
+    fileprivate func submitEventStreamHop(_ walk: RedirectWalk) throws(TransportError) -> Exchange {
+        let exchange = makeExchange(
+            walk.prepared, streamedResponse: true, trailers: nil, deadline: walk.deadline, isRedirectHop: !walk.chain.isEmpty,
+            submitted: walk.hopStarted)
+        exchange.submitStreamed()
+        return exchange
     }
 }

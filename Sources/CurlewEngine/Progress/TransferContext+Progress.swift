@@ -12,27 +12,27 @@ extension TransferContext {
     func progressed(received: curl_off_t, sent: curl_off_t) {
         let wire = Int64(received) &+ Int64(sent)
         // No update before a byte moves, and none for curl's calls while nothing moves (about once a second).
-        guard wire > 0, wire != lastProgressBytes else { return }
+        guard wire > 0, wire != coalescing.lastBytes else { return }
         let now = shard.thread.now
-        guard now >= nextProgressAt || wire >= nextProgressBytes else {
-            pendingProgress = (received: Int(received), sent: Int(sent))
-            if !progressFlushScheduled {
-                progressFlushScheduled = true
-                shard.thread.scheduleProgressFlush(id, at: nextProgressAt)
+        guard now >= coalescing.nextAt || wire >= coalescing.nextBytes else {
+            coalescing.pending = (received: Int(received), sent: Int(sent))
+            if !coalescing.flushScheduled {
+                coalescing.flushScheduled = true
+                shard.thread.scheduleProgressFlush(id, at: coalescing.nextAt)
             }
             return
         }
-        pendingProgress = nil
-        lastProgressBytes = wire
+        coalescing.pending = nil
+        coalescing.lastBytes = wire
         reportProgress(received: Int(received), sent: Int(sent), now: now, emitting: true)
     }
 
     /// The loop's timer for counts the coalescing rule held back: reports them now the window has ended.
     func flushPendingProgress() {
-        progressFlushScheduled = false
-        guard let pending = pendingProgress else { return }
-        pendingProgress = nil
-        lastProgressBytes = Int64(pending.received) &+ Int64(pending.sent)
+        coalescing.flushScheduled = false
+        guard let pending = coalescing.pending else { return }
+        coalescing.pending = nil
+        coalescing.lastBytes = Int64(pending.received) &+ Int64(pending.sent)
         reportProgress(received: pending.received, sent: pending.sent, now: shard.thread.now, emitting: true)
     }
 
@@ -41,15 +41,15 @@ extension TransferContext {
     /// body, which is not the call's.
     func recordFinalProgress() {
         guard progress != nil else { return }
-        pendingProgress = nil
+        coalescing.pending = nil
         var received: curl_off_t = 0
         var sent: curl_off_t = 0
         _ = curlew_easy_getinfo_off(handle.raw, CURLINFO_SIZE_DOWNLOAD_T, &received)
         _ = curlew_easy_getinfo_off(handle.raw, CURLINFO_SIZE_UPLOAD_T, &sent)
         let wire = Int64(received) &+ Int64(sent)
-        let moved = wire > 0 && wire != lastProgressBytes
+        let moved = wire > 0 && wire != coalescing.lastBytes
         let redirect = head.isComplete && (300..<400).contains(head.statusCode)
-        lastProgressBytes = wire
+        coalescing.lastBytes = wire
         reportProgress(received: Int(received), sent: Int(sent), now: shard.thread.now, emitting: moved && !redirect)
     }
 
@@ -59,26 +59,38 @@ extension TransferContext {
         // when the engine undoes the chunking itself. A body sent through the read callback is counted
         // as handed to curl.
         let sent = upload?.sent ?? curlSent
-        let received = streams?.response != nil ? streamedBodyBytes : curlReceived
+        let received = streamsResponse ? streamedBodyBytes : curlReceived
         let expected = expectedBytesToReceive
-        let streamed = streams?.response != nil
+        let streamed = streamsResponse
         progress.report(
             sent: sent, received: received, expectedBytesToReceive: expected, decoded: streamed ? nil : receivedBodyBytes,
             emitting: emitting)
-        nextProgressAt = now &+ ProgressReporter.interval
-        let sendTotal = transfer.request.request.body.map { $0.knownLength } ?? 0
+        coalescing.nextAt = now &+ ProgressReporter.interval
+        let sendTotal = exchange.request.request.body.map { $0.knownLength } ?? 0
         if let expected, let sendTotal, expected + sendTotal > 0 {
             let step = max(1, Int64((Double(expected + sendTotal) * ProgressReporter.step).rounded(.up)))
-            nextProgressBytes = Int64(curlReceived + curlSent) + step
+            coalescing.nextBytes = Int64(curlReceived + curlSent) + step
         } else {
-            nextProgressBytes = .max
+            coalescing.nextBytes = .max
         }
     }
 
     /// The final head's announced body length: 0 for a HEAD and for 204 and 304; nil before the head.
     private var expectedBytesToReceive: Int? {
         guard head.isComplete else { return nil }
-        if transfer.request.request.method == .head || head.statusCode == 204 || head.statusCode == 304 { return 0 }
+        if exchange.request.request.method == .head || head.statusCode == 204 || head.statusCode == 304 { return 0 }
         return head.contentLength
     }
+}
+
+/// Where a transfer's coalescing rule of progress reports stands (loop thread only).
+struct ProgressCoalescing {
+    /// The next report: at this time, or once the wire bytes reach this count.
+    var nextAt: UInt64 = 0
+    var nextBytes: Int64 = 0
+    /// curl's byte count (both ways) at the last report.
+    var lastBytes: Int64 = 0
+    /// curl's counts the rule held back, and whether the loop's timer will report them.
+    var pending: (received: Int, sent: Int)?
+    var flushScheduled = false
 }

@@ -11,17 +11,16 @@
 public struct RequestBodyWriter: Sendable {
     /// Where the bytes go: the engine's hand-over, or a compressor in front of another writer.
     private enum Destination: Sendable {
-        case engine(RequestStream, generation: Int, resumeLoop: @Sendable () -> Void)
+        case engine(Exchange, generation: Int)
         case compressing(CompressingWriter)
         case forwarding(@Sendable (ArraySlice<UInt8>) async throws(TransportError) -> Void)
     }
 
     private let destination: Destination
 
-    /// A writer into the engine's hand-over for one attempt; `resumeLoop` asks the event loop to resume
-    /// sending (after the read callback found nothing to send).
-    init(stream: RequestStream, generation: Int, resumeLoop: @escaping @Sendable () -> Void) {
-        destination = .engine(stream, generation: generation, resumeLoop: resumeLoop)
+    /// A writer into the exchange's request side for one run of the producer.
+    init(exchange: Exchange, generation: Int) {
+        destination = .engine(exchange, generation: generation)
     }
 
     /// A writer that compresses what it is given into `compressor`'s writer.
@@ -54,8 +53,8 @@ public struct RequestBodyWriter: Sendable {
 
     func write(_ chunk: ArraySlice<UInt8>) async throws(TransportError) {
         switch destination {
-        case .engine(let stream, let generation, let resumeLoop):
-            try await Self.write(chunk, to: stream, generation: generation, resumeLoop: resumeLoop)
+        case .engine(let exchange, let generation):
+            try await Self.write(chunk, to: exchange, generation: generation)
         case .compressing(let compressor):
             try await compressor.compress(chunk)
         case .forwarding(let write):
@@ -64,17 +63,14 @@ public struct RequestBodyWriter: Sendable {
     }
 
     private static func write(
-        _ chunk: ArraySlice<UInt8>, to stream: RequestStream, generation: Int, resumeLoop: @Sendable () -> Void
+        _ chunk: ArraySlice<UInt8>, to exchange: Exchange, generation: Int
     ) async throws(TransportError) {
         if Task.isCancelled { throw TransportError(.cancelled, message: "the task producing the request body was cancelled") }
-        let outcome = stream.write(chunk, generation: generation)
-        if outcome.resumeLoop { resumeLoop() }
-        if let error = outcome.error { throw error }
-        guard outcome.mustWait else { return }
+        guard try exchange.write(chunk, generation: generation) else { return }
         await withTaskCancellationHandler {
-            await stream.waitForRoom(generation: generation)
+            await exchange.waitForRoom(generation: generation)
         } onCancel: {
-            stream.releaseWriter()
+            exchange.releaseProducer()
         }
         if Task.isCancelled { throw TransportError(.cancelled, message: "the task producing the request body was cancelled") }
     }

@@ -39,8 +39,10 @@ public struct TransportRequest: Sendable, Hashable {
     /// - Important: For a buffered response (``CurlSession/execute(_:)``, a provider's `request`) it
     ///   covers the whole exchange. For a **streamed** response (``CurlSession/perform(_:isolation:handler:)``,
     ///   a provider's `stream`, downloads) it **stops when the final head arrives**: a body that keeps
-    ///   trickling is watched only by the idle timeout. Set ``TransferOptions/timeoutCoversBody`` to
-    ///   bound the whole streamed exchange. Event streams have no total timeout.
+    ///   trickling is watched only by the idle timeout. It applies again once the handler has returned
+    ///   with the whole response while a stream body is still being sent (``CurlSession/perform(_:isolation:handler:)``
+    ///   waits for that body's end). Set ``TransferOptions/timeoutCoversBody`` to bound the whole streamed
+    ///   exchange. Event streams have no total timeout.
     public var timeout: Duration?
     /// The redirect policy for this request; nil: the session's.
     public var redirectPolicy: RedirectPolicy?

@@ -184,8 +184,7 @@ final class BodySource: Sendable {
 
     /// A streamed transfer's side of the body.
     struct LiveBody: Sendable {
-        let stream: ResponseStream
-        let control: TransferControl
+        let exchange: Exchange
         /// How the body is decoded; nil: handed out as received.
         let coding: ContentDecoder.Coding?
         /// A `Content-Encoding` the body cannot be decoded from, which fails the first read.
@@ -193,9 +192,16 @@ final class BodySource: Sendable {
         let outputChunk: Int
     }
 
+    /// Where the reading of the body is.
+    private enum Reading {
+        case fresh
+        case iterated
+        /// The closure the body was handed to returned.
+        case scopeEnded
+    }
+
     private struct State {
-        var iterated = false
-        var scopeEnded = false
+        var reading = Reading.fresh
         var trailers: HTTPFields?
         /// Buffered backing: the next offset handed out.
         var offset = 0
@@ -222,22 +228,23 @@ final class BodySource: Sendable {
     /// Marks the body iterated; returns why it cannot be (again), if so.
     func beginIteration() -> TransportError? {
         state.withLock { state in
-            if state.scopeEnded {
+            switch state.reading {
+            case .scopeEnded:
                 return TransportError(
                     .bodyUnavailable, message: "the response body was read after the closure it was handed to returned")
-            }
-            if state.iterated {
+            case .iterated:
                 return TransportError(.bodyUnavailable, message: "the response body can be read only once")
+            case .fresh:
+                state.reading = .iterated
+                return nil
             }
-            state.iterated = true
-            return nil
         }
     }
 
-    /// The closure the body was handed to returned: later reads fail and the transfer's bytes are dropped.
+    /// The closure the body was handed to returned: later reads fail (the exchange drops the transfer's
+    /// bytes when its scope ends).
     func endScope() {
-        state.withLock { $0.scopeEnded = true }
-        if case .live(let live) = backing { live.stream.release() }
+        state.withLock { $0.reading = .scopeEnded }
     }
 
     func makeDecoder() -> ContentDecoder? {
@@ -247,7 +254,7 @@ final class BodySource: Sendable {
 
     /// Aborts a transfer still in flight (the reader gave up: a limit, an error).
     func abandon() {
-        if case .live(let live) = backing, !live.stream.isComplete { live.control.abort() }
+        if case .live(let live) = backing, !live.exchange.isComplete { live.exchange.abort() }
     }
 
     /// What a look at the body found.
@@ -262,7 +269,7 @@ final class BodySource: Sendable {
     /// delivered nothing new.
     @inline(never)
     func pollRaw() throws(TransportError) -> Poll {
-        if state.withLock({ $0.scopeEnded }) {
+        if state.withLock({ $0.reading == .scopeEnded }) {
             throw TransportError(
                 .bodyUnavailable, message: "the response body was read after the closure it was handed to returned")
         }
@@ -280,24 +287,21 @@ final class BodySource: Sendable {
             return chunk.map { .chunk($0) } ?? .end
         case .live(let live):
             if let coding = live.unsupportedCoding {
-                live.control.abort()
+                live.exchange.abort()
                 throw TransportError(
                     .badContentEncoding,
                     message: "the response is encoded with \(coding), which a streamed body is not decoded from")
             }
-            if Task.isCancelled, !live.stream.isComplete {
-                live.control.abort()
-                throw live.control.cancellation
+            if Task.isCancelled, !live.exchange.isComplete {
+                live.exchange.abort()
+                throw live.exchange.cancellation
             }
-            switch live.stream.poll() {
-            case .chunk(let chunk, let resumeLoop)?:
-                if resumeLoop { live.control.resume(.receive) }
+            switch try live.exchange.poll() {
+            case .chunk(let chunk)?:
                 return .chunk(chunk)
-            case .end(.complete(let trailers))?:
+            case .end(let trailers)?:
                 state.withLock { $0.trailers = trailers }
                 return .end
-            case .end(.failed(let error))?:
-                throw error
             case nil:
                 return .pending
             }
@@ -309,9 +313,9 @@ final class BodySource: Sendable {
     func waitForBytes() async {
         guard case .live(let live) = backing else { return }
         await withTaskCancellationHandler {
-            await live.stream.waitForData()
+            await live.exchange.waitForData()
         } onCancel: {
-            live.control.abort()
+            live.exchange.abort()
         }
     }
 }

@@ -18,7 +18,7 @@ enum ResponseBuilder {
         guard context.head.isComplete else {
             // libcurl (7.88 at least) ends a transfer whose server closed the connection inside the head (after a
             // status line, before the empty line) with CURLE_OK; the response is not complete (RFC 9112 §8).
-            var error = context.transfer.request.error(
+            var error = context.exchange.request.error(
                 .connectionClosed, "the server closed the connection before the response head was complete")
             error.responseBytesReceived = context.head.headBytes > 0
             return .failure(error)
@@ -38,13 +38,13 @@ enum ResponseBuilder {
         var code = 0
         _ = curlew_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
         guard (100...999).contains(code) else {
-            return .failure(context.transfer.request.error(.invalidResponse, "the server sent no valid status line"))
+            return .failure(context.exchange.request.error(.invalidResponse, "the server sent no valid status line"))
         }
         var version = 0
         _ = curlew_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
         var urlPointer: UnsafePointer<CChar>?
         _ = curlew_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &urlPointer)
-        let effectiveURL = effectiveURL(urlPointer, requested: context.transfer.request.request.url)
+        let effectiveURL = effectiveURL(urlPointer, requested: context.exchange.request.request.url)
         var redirectURL: String?
         if (300..<400).contains(code), context.head.hasLocation {
             // The Location resolved by libcurl's URL parser (relative references included); nil when it
@@ -85,7 +85,7 @@ enum ResponseBuilder {
         var urlPointer: UnsafePointer<CChar>?
         _ = curlew_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &urlPointer)
         let receivedHead = context.head.makeHead()
-        let url = effectiveURL(urlPointer, requested: context.transfer.request.request.url)
+        let url = effectiveURL(urlPointer, requested: context.exchange.request.request.url)
         var redirectURL: String?
         if (300..<400).contains(code), context.head.hasLocation, let location = receivedHead.fields[.location] {
             // libcurl works out CURLINFO_REDIRECT_URL only when the transfer ends: resolved here instead.

@@ -7,7 +7,7 @@ extension TransferContext {
     /// request asked for itself (its own `Accept-Encoding`) is kept as sent; any other fails the transfer.
     /// Returns false to abort it.
     func setUpDecoding() -> Bool {
-        let request = transfer.request.request
+        let request = exchange.request.request
         guard shard.thread.defaults.automaticDecompression, request.method != .head, head.statusCode != 204,
             head.statusCode != 304
         else { return true }
@@ -21,7 +21,7 @@ extension TransferContext {
         case .failure(let unsupported):
             let asked = request.headerFields[values: .acceptEncoding].joined(separator: ",").lowercased()
             guard asked.contains(unsupported.name) else {
-                failure = transfer.request.error(
+                failure = exchange.request.error(
                     .badContentEncoding, "the response is encoded with \(unsupported.name), which is not decoded")
                 return false
             }
@@ -38,7 +38,7 @@ extension TransferContext {
             do {
                 output = try decoder.decode()
             } catch {
-                failure = transfer.request.error(error.code, error.message)
+                failure = exchange.request.error(error.code, error.message)
                 return 0
             }
             if !output.isEmpty {
@@ -56,7 +56,7 @@ extension TransferContext {
         do {
             try decoder.finish()
         } catch {
-            failure = transfer.request.error(error.code, error.message)
+            failure = exchange.request.error(error.code, error.message)
         }
     }
 

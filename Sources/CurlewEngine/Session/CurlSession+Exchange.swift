@@ -1,75 +1,87 @@
-// Curlew — one transfer with streamed parts: the producer task of a stream body beside the transfer,
-// both ended together.
+// Curlew — making a transfer's exchange, and running it with a stream body's producer beside it: both
+// ended together.
 
 import HTTPTypes
 
 extension CurlSession {
-    /// The streamed parts a transfer of `request` needs; nil when both bodies are in memory (the common
-    /// case, which costs nothing here). Trailers of bodies known up front are computed now.
-    func streams(for request: TransportRequest, streamedResponse: Bool) async throws(TransportError) -> TransferStreams? {
+    /// The exchange for one hop of `prepared`; the trailers of a body known up front are computed now.
+    func makeExchange(
+        _ prepared: PreparedRequest, streamedResponse: Bool, deadline: UInt64?, isRedirectHop: Bool, submitted: UInt64
+    ) async throws(TransportError) -> Exchange {
         var trailers: HTTPFields?
-        if request.body?.isStream != true, let source = request.body?.trailerSource {
-            trailers = try await Self.trailers(from: source, for: request)
+        if prepared.request.body?.isStream != true, let source = prepared.request.body?.trailerSource {
+            trailers = try await Self.trailers(from: source, for: prepared.request)
         }
-        return streams(for: request, streamedResponse: streamedResponse, trailers: trailers)
+        return makeExchange(
+            prepared, streamedResponse: streamedResponse, trailers: trailers, deadline: deadline, isRedirectHop: isRedirectHop,
+            submitted: submitted)
     }
 
-    /// The streamed parts a transfer of `request` needs, given the trailers of a body known up front.
-    func streams(for request: TransportRequest, streamedResponse: Bool, trailers: HTTPFields?) -> TransferStreams? {
-        let body = request.body
-        let sendsTrailers = body?.hasTrailers ?? false
-        var producer: BodyProducer?
-        if case .stream(let stream) = body?.storage { producer = stream }
-        guard streamedResponse || producer != nil || sendsTrailers else { return nil }
-        // A request with its own receive buffer (an event stream) also holds less unread.
+    /// The exchange for one hop of `prepared`, given the trailers of a body known up front: a response
+    /// collected or streamed, and the request side its body needs.
+    func makeExchange(
+        _ prepared: PreparedRequest, streamedResponse: Bool, trailers: HTTPFields?, deadline: UInt64?, isRedirectHop: Bool,
+        submitted: UInt64
+    ) -> Exchange {
+        let prepared = carried(prepared, streamedResponse: streamedResponse)
+        let request = prepared.request
+        let body: ExchangeStateMachine.RequestSide
+        switch request.body?.storage {
+        case nil: body = .fixed(.none)
+        case .bytes?: body = .fixed(.memory)
+        case .file?, .segments?: body = .fixed(.file)
+        case .stream(let producer)?:
+            body = .stream(high: configuration.requestBodyBufferSize, length: producer.length, replayable: producer.replayable)
+        }
+        return Exchange(
+            request: prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted, loop: loop,
+            response: streamedResponse ? responseSide(for: request) : .collected, body: body, knownTrailers: trailers,
+            sendsTrailers: request.body?.hasTrailers ?? false)
+    }
+
+    /// A streamed response's side: its mark's floor and cap, and the largest chunk handed to its reader.
+    /// A request with its own receive buffer (an event stream) holds less, and its mark never grows.
+    private func responseSide(for request: TransportRequest) -> ExchangeStateMachine.ResponseSide {
         let receiveBuffer = request.options.receiveBufferSize
-        return TransferStreams(
-            response: streamedResponse ? ResponseStream(
-                    highWater: receiveBuffer.map { min(configuration.streamBufferSize, 4 * $0) } ?? configuration.streamBufferSize,
-                    chunkLimit: min(max(receiveBuffer ?? configuration.receiveBufferSize, 1024), 10 * 1024 * 1024)) : nil,
-            request: producer.map { RequestStream(length: $0.length, highWater: configuration.requestBodyBufferSize) },
-            requestReplayable: producer?.replayable ?? true, trailers: trailers, sendsTrailers: sendsTrailers)
+        let floor = receiveBuffer.map { min(configuration.streamBufferSize, 4 * $0) } ?? configuration.streamBufferSize
+        let grows = receiveBuffer == nil && !request.options.eventStream
+        return .streamed(
+            floor: floor, cap: grows ? max(floor, configuration.maxStreamBufferSize) : floor,
+            chunkLimit: min(max(receiveBuffer ?? configuration.receiveBufferSize, 1024), 10 * 1024 * 1024))
     }
 
-    /// Runs `body` with a transfer of `prepared` (which `body` submits) and, for a stream body, its
-    /// producer running in a child task. When `body` returns or throws, a transfer still running is
-    /// aborted (its connection closed) and the producer is stopped and awaited.
+    /// Runs `body` with `exchange` (which `body` submits) and, for a stream body, its producer running in a
+    /// child task. When `body` returns or throws, a transfer still running is aborted (its connection
+    /// closed) and the producer is stopped and awaited; `body` decides first whether to let the transfer
+    /// end (``Exchange/awaitEnd()``).
     func withExchange<Result>(
-        _ prepared: PreparedRequest, streams: TransferStreams?, deadline: UInt64?, isRedirectHop: Bool,
-        submitted: UInt64, isolation: isolated (any Actor)?,
-        _ body: (Transfer, TransferControl) async throws -> Result
+        _ exchange: Exchange, isolation: isolated (any Actor)?, _ body: (Exchange) async throws -> Result
     ) async throws -> Result {
-        let prepared = carried(prepared, streamedResponse: streams?.response != nil)
-        let transfer = Transfer(
-            request: prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted, streams: streams)
-        let control = TransferControl(transfer: transfer, loop: loop)
-        var producer: BodyProducer?
-        if case .stream(let stream) = prepared.request.body?.storage { producer = stream }
-        guard let producer, let requestStream = streams?.request else {
+        guard case .stream(let producer) = exchange.request.request.body?.storage else {
             do {
-                let result = try await body(transfer, control)
-                control.abort()
+                let result = try await body(exchange)
+                exchange.abort()
                 return result
             } catch {
-                control.abort()
+                exchange.abort()
                 throw error
             }
         }
-        let trailers = prepared.request.body?.trailerSource
-        let request = prepared.request
+        let trailers = exchange.request.request.body?.trailerSource
+        let request = exchange.request.request
         return try await withThrowingTaskGroup(of: Void.self, returning: Result.self, isolation: isolation) { group in
             group.addTask {
-                await Self.produce(producer, into: requestStream, trailers: trailers, request: request, control: control)
+                await Self.produce(producer, into: exchange, trailers: trailers, request: request)
             }
             do {
-                let result = try await body(transfer, control)
-                control.abort()
-                requestStream.close()
+                let result = try await body(exchange)
+                exchange.abort()
+                exchange.closeRequest()
                 group.cancelAll()
                 return result
             } catch {
-                control.abort()
-                requestStream.close()
+                exchange.abort()
+                exchange.closeRequest()
                 group.cancelAll()
                 throw error
             }
@@ -97,38 +109,15 @@ extension CurlSession {
         return stalls ? prepared.speakingHTTP1Only() : prepared
     }
 
-    /// Submits a transfer whose response is collected in memory and waits for its outcome.
-    // Inlined: every buffered request passes here, and a separate async frame costs a task allocation.
-    @inline(__always)
-    func submitAndWait(_ transfer: Transfer) async -> TransferOutcome {
-        let loop = self.loop
-        await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: Transfer.Continuation) in
-                guard transfer.attach(continuation) else { return }
-                if !loop.enqueue(.submit(transfer)) {
-                    transfer.finish(.failure(transfer.request.error(.sessionShutDown, "the session was shut down")))
-                }
-            }
-        } onCancel: {
-            // Must not block: flag the transfer and, if the loop has it, queue an abort.
-            if transfer.markCancelled() { loop.enqueue(.cancel(transfer)) }
-        }
-        return transfer.takeOutcome()
-    }
-
     /// One hop with a buffered response and a streamed request body or trailers.
     func runWithBody(
         _ prepared: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool, submitted: UInt64
     ) async throws(TransportError) -> TransportResponse {
-        let streams = try await streams(for: prepared.request, streamedResponse: false)
+        let exchange = try await makeExchange(
+            prepared, streamedResponse: false, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted)
         let outcome: TransferOutcome
         do {
-            outcome = try await withExchange(
-                prepared, streams: streams, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted,
-                isolation: nil
-            ) { transfer, _ in
-                await self.submitAndWait(transfer)
-            }
+            outcome = try await withExchange(exchange, isolation: nil) { exchange in await exchange.submitAndWait() }
         } catch {
             throw error as? TransportError ?? prepared.error(.cancelled, "the transfer ended: \(error)")
         }
@@ -139,25 +128,22 @@ extension CurlSession {
     /// the exchange ends. Its failure fails the transfer; failures after the exchange ended (or caused by
     /// it) are not the producer's.
     static func produce(
-        _ producer: BodyProducer, into stream: RequestStream, trailers: TrailerSource?, request: TransportRequest,
-        control: TransferControl
+        _ producer: BodyProducer, into exchange: Exchange, trailers: TrailerSource?, request: TransportRequest
     ) async {
-        var generation = stream.generation
+        var generation = exchange.generation
         while true {
-            let writer = RequestBodyWriter(stream: stream, generation: generation, resumeLoop: { control.resume(.send) })
+            let writer = RequestBodyWriter(exchange: exchange, generation: generation)
             do {
                 try await producer.produce(writer)
                 var fields: HTTPFields?
                 if let trailers { fields = try await Self.trailers(from: trailers, for: request) }
-                if stream.finish(generation: generation, trailers: fields) { control.resume(.send) }
+                exchange.finishBody(generation: generation, trailers: fields)
             } catch {
-                if !stream.isClosed, stream.generation == generation, !Task.isCancelled,
-                    stream.fail(generation: generation, failure(error, request))
-                {
-                    control.resume(.send)
+                if !exchange.isRequestClosed, exchange.generation == generation, !Task.isCancelled {
+                    exchange.failBody(generation: generation, failure(error, request))
                 }
             }
-            guard let next = await stream.waitForReplay(after: generation) else { return }
+            guard let next = await exchange.waitForReplay(after: generation) else { return }
             generation = next
         }
     }

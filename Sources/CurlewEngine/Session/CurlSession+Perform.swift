@@ -15,7 +15,11 @@ extension CurlSession {
     ///
     /// The body is valid only inside `handler`. Returning (or throwing) before its last byte, or
     /// cancelling the calling task, aborts the transfer and closes its connection at once; a stream body's
-    /// producer is cancelled and awaited before this returns.
+    /// producer is cancelled and awaited before this returns. Returning after the last byte while a stream
+    /// body is still being produced (a full-duplex exchange) lets the request body end: this returns once
+    /// it has, and the connection is reused. That wait is bounded by the total timeout again, counted from
+    /// the start (a producer that never ends fails with ``TransportError/Code-swift.struct/timedOut``);
+    /// cancelling the calling task aborts both.
     ///
     /// - Throws: ``TransportError`` for invalid input and transport failures (before the head, or from
     ///   the body when `handler` lets them through); what `handler` throws; what a stream body's producer
@@ -54,9 +58,9 @@ extension CurlSession {
             ) { head, body in
                 if try walk.redirects(after: head, session: self), try await walk.policyFollows(head) {
                     await Self.skip(body)
-                    return .follow
+                    return (.follow, false)
                 }
-                return .done(try await handler(walk.final(head), body))
+                return (.done(try await handler(walk.final(head), body)), true)
             }
             switch hop {
             case .done(let result): return result
@@ -66,65 +70,72 @@ extension CurlSession {
     }
 
     /// One hop: submits the transfer, waits for its head, runs `body` with the head and the body reader.
+    /// `body` says whether the transfer may end on its own once it returned (the handler's answer: its
+    /// request body is let end after the whole response arrived) or is aborted (a redirect skipped).
     private func streamedHop<Result>(
         _ prepared: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool, submitted: UInt64,
         isolation: isolated (any Actor)?,
-        _ body: (ResponseHead, ResponseBody) async throws -> Result
+        _ body: (ResponseHead, ResponseBody) async throws -> (Result, letEnd: Bool)
     ) async throws -> Result {
-        let streams = try await streams(for: prepared.request, streamedResponse: true)
-        guard let streams, let response = streams.response else {
-            throw prepared.error(.curl, "a streamed transfer was set up without its response stream")
-        }
-        let loop = self.loop
+        let exchange = try await makeExchange(
+            prepared, streamedResponse: true, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted)
         let automaticDecompression = configuration.automaticDecompression
         let outputChunk = prepared.request.options.receiveBufferSize ?? configuration.receiveBufferSize
-        return try await withExchange(
-            prepared, streams: streams, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted,
-            isolation: isolation
-        ) { transfer, control in
-            let head = try await Self.submitStreamed(transfer, control: control, response: response, loop: loop)
+        return try await withExchange(exchange, isolation: isolation) { exchange in
+            let head = try await Self.submitStreamed(exchange)
             let source = Self.liveBody(
-                of: head, response: response, control: control, request: prepared.request,
+                of: head, exchange: exchange, request: exchange.request.request,
                 automaticDecompression: automaticDecompression, outputChunk: outputChunk)
-            defer { source.endScope() }
-            return try await body(head, ResponseBody(source))
+            let (result, letEnd): (Result, Bool)
+            do {
+                (result, letEnd) = try await body(head, ResponseBody(source))
+            } catch {
+                source.endScope()
+                _ = exchange.scopeEnded(returned: false)
+                throw error
+            }
+            source.endScope()
+            if case .awaitEnd = exchange.scopeEnded(returned: letEnd) {
+                try Self.settle(await exchange.awaitEnd())
+            }
+            return result
+        }
+    }
+
+    /// How a transfer that ran on after its handler returned ended: its total timeout, a cancellation
+    /// and its producer's failure are thrown; a failure of the rest of the exchange after the whole
+    /// response arrived (the server closed the connection without reading the rest) is not the answer's.
+    private static func settle(_ outcome: TransferOutcome) throws(TransportError) {
+        guard case .failure(let error) = outcome else { return }
+        switch error.code {
+        case .timedOut, .cancelled, .requestBodyFailed, .bodyLengthMismatch, .invalidBody: throw error
+        default: return
         }
     }
 
     /// Submits a streamed transfer and waits for its head; cancelling the calling task aborts it.
     @inline(never)
-    static func submitStreamed(
-        _ transfer: Transfer, control: TransferControl, response: ResponseStream, loop: EventLoop
-    ) async throws(TransportError) -> ResponseHead {
-        submit(transfer, loop: loop)
+    static func submitStreamed(_ exchange: Exchange) async throws(TransportError) -> ResponseHead {
+        exchange.submitStreamed()
         while true {
-            if let head = try response.pollHead() { return head }
+            if let head = try exchange.pollHead() { return head }
             await withTaskCancellationHandler {
-                await response.waitForHead()
+                await exchange.waitForHead()
             } onCancel: {
-                control.abort()
+                exchange.abort()
             }
-        }
-    }
-
-    /// Hands a streamed transfer to the loop (it fails at once when the session was shut down).
-    @inline(never)
-    static func submit(_ transfer: Transfer, loop: EventLoop) {
-        if transfer.attachStreamed(), !loop.enqueue(.submit(transfer)) {
-            transfer.finish(.failure(transfer.request.error(.sessionShutDown, "the session was shut down")))
         }
     }
 
     /// The body of a streamed transfer whose head arrived, decoded as ``decoding(of:for:automaticDecompression:)`` says.
     static func liveBody(
-        of head: ResponseHead, response: ResponseStream, control: TransferControl, request: TransportRequest,
-        automaticDecompression: Bool, outputChunk: Int
+        of head: ResponseHead, exchange: Exchange, request: TransportRequest, automaticDecompression: Bool, outputChunk: Int
     ) -> BodySource {
         let decoding = decoding(of: head, for: request, automaticDecompression: automaticDecompression)
         return BodySource(
             .live(
                 BodySource.LiveBody(
-                    stream: response, control: control, coding: decoding.coding, unsupportedCoding: decoding.unsupported,
+                    exchange: exchange, coding: decoding.coding, unsupportedCoding: decoding.unsupported,
                     outputChunk: outputChunk)),
             maxBytes: request.options.maxResponseBodySize,
             expectedLength: decoding.coding == nil && decoding.unsupported == nil ? head.contentLength : nil)

@@ -93,10 +93,10 @@ public final class CurlSession: HTTPTransport, Sendable {
         if let body = prepared.request.body, body.isStream || body.hasTrailers {
             return try await runWithBody(prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted)
         }
-        let transfer = Transfer(
+        let exchange = Exchange(
             request: carried(prepared, streamedResponse: false), deadline: deadline, isRedirectHop: isRedirectHop,
-            submitted: submitted)
-        return try await submitAndWait(transfer).get()
+            submitted: submitted, loop: loop)
+        return try await exchange.submitAndWait().get()
     }
 
     /// Parses a URL for a redirect hop through the session's cache.

@@ -59,3 +59,14 @@ extension TransferStateMachine {
         scheduleTimer(slot)
     }
 }
+
+extension TransferStateMachine {
+    /// The handler of a streamed transfer returned with its whole response while its request body is
+    /// still being sent: the total deadline applies again until the transfer ends (a passed deadline
+    /// ends it on the next timer pass).
+    mutating func rearmTotalDeadline(_ id: TransferID, _ deadline: UInt64) {
+        guard let slot = live(id), case .running = slots[slot].phase else { return }
+        slots[slot].totalDeadline = deadline
+        scheduleTimer(slot)
+    }
+}

@@ -20,6 +20,12 @@ package struct Locked<State: Sendable>: @unchecked Sendable {
         storage = LockedStorage.make(state)
     }
 
+    /// Wraps the state `make` returns, built in place: a large state is not copied in (and its references
+    /// retained and released) on the way.
+    package init(making make: () -> State) {
+        storage = LockedStorage.make(making: make)
+    }
+
     /// Runs `body` with exclusive access to the state. `body` must not block or call back into the lock.
     @inline(__always)
     package func withLock<Result, Failure: Error>(
@@ -33,7 +39,11 @@ package struct Locked<State: Sendable>: @unchecked Sendable {
 /// so the mutex never moves while it is in use.
 final class LockedStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
     static func make(_ state: State) -> LockedStorage<State> {
-        let buffer = create(minimumCapacity: 1) { _ in state }
+        make { state }
+    }
+
+    static func make(making: () -> State) -> LockedStorage<State> {
+        let buffer = create(minimumCapacity: 1) { _ in making() }
         // `create` on this subclass returns an instance of it; the downcast only restores the type.
         let storage = unsafeDowncast(buffer, to: LockedStorage<State>.self)
         storage.withUnsafeMutablePointerToElements { mutex in
