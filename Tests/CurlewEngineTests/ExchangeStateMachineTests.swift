@@ -1234,9 +1234,9 @@ private struct Deliveries {
         #expect(loop.side.high == 32)
         #expect(loop.side.state == .paused, "at the cap a late reader's overflow pauses too")
         #expect(loop.side.held == 32)
-        // 4: the waiting reader is woken at the end of the pass; 8 held (past three quarters of the mark of 8):
-        // at once; then it is woken and has not run: late still, and nothing more to wake.
-        #expect(loop.wakes == [.endOfPass, .now, .none, .none, .none, .none, .none, .none])
+        // 4: the waiting reader is woken at the end of the pass; 16 held (half the cap): at once; then it is
+        // woken and has not run: late still, and nothing more to wake.
+        #expect(loop.wakes == [.endOfPass, .none, .none, .now, .none, .none, .none, .none])
         #expect(loop.machine.waiter == .woken)
         let growth = loop.machine.response.takeGrowth()
         #expect(growth == 24)
@@ -1432,31 +1432,37 @@ private struct Deliveries {
         #expect(side.high == 32, "the mark stays as it is")
     }
 
-    @Test func wakesAtOnceAtHalfTheCapOrThreeQuartersOfASmallerMark() {
+    @Test func wakesAtOnceAtHalfTheCap() {
         let halfTheMark = ESMResponse(state: .behind, floor: 8, cap: 32, chunkLimit: 4, unread: bytes(4))
-        let threeQuarters = ESMResponse(state: .behind, floor: 8, cap: 32, chunkLimit: 4, unread: bytes(6))
+        let wholeMark = ESMResponse(state: .behind, floor: 8, cap: 32, chunkLimit: 4, unread: bytes(8))
+        let belowHalfTheCap = ESMResponse(state: .behind, floor: 8, cap: 32, chunkLimit: 4, unread: bytes(15))
+        let halfTheCap = ESMResponse(state: .behind, floor: 8, cap: 32, chunkLimit: 4, unread: bytes(16))
         #expect(halfTheMark.isHalfFull)
         #expect(!halfTheMark.wakesAtOnce, "half the mark no longer wakes at once")
-        #expect(threeQuarters.wakesAtOnce, "three quarters of a mark below the cap: a mark whose budget is spent still wakes its reader before it pauses")
+        #expect(!wholeMark.wakesAtOnce)
+        #expect(!belowHalfTheCap.wakesAtOnce)
+        #expect(halfTheCap.wakesAtOnce)
 
-        // A mark grown to the cap: half the cap.
-        var grown = ESMResponse(state: .behind, floor: 8, cap: 32, chunkLimit: 4, unread: bytes(15))
-        grown.grow(by: 24)
-        #expect(grown.high == 32)
-        #expect(!grown.wakesAtOnce)
-        var grownHalf = ESMResponse(state: .behind, floor: 8, cap: 32, chunkLimit: 4, unread: bytes(16))
-        grownHalf.grow(by: 24)
-        #expect(grownHalf.wakesAtOnce)
-
-        // A mark that never grows: its cap is its floor, and half of it wakes at once.
+        // A mark that never grows: its cap is its floor.
         let eventStream = ESMResponse(state: .behind, floor: 8, cap: 8, chunkLimit: 4, unread: bytes(4))
         #expect(eventStream.wakesAtOnce)
 
+        // A growth the budget refuses brings the cap down to the mark: half the mark wakes at once again,
+        // and the mark asks for no more.
+        var refused = ESMResponse(state: .keepingUp, floor: 8, cap: 32, chunkLimit: 4, unread: bytes(4))
+        refused.grow(by: 0)
+        #expect(refused.cap == 8)
+        #expect(refused.wakesAtOnce)
+        var full = ESMResponse(state: .keepingUp, floor: 8, cap: 32, chunkLimit: 4, unread: bytes(8))
+        full.grow(by: 0)
+        let room = full.room(for: 4, readerIsLate: true)
+        #expect(room == .pause)
+
         // What the machine's delivered() makes of it for a waiting reader.
-        var belowIt = ESM(stage: .running, waiter: .waiting, response: halfTheMark, request: .fixed(.none))
-        var atIt = ESM(stage: .running, waiter: .waiting, response: threeQuarters, request: .fixed(.none))
-        let later = belowIt.delivered()
-        let now = atIt.delivered()
+        var atTheMark = ESM(stage: .running, waiter: .waiting, response: wholeMark, request: .fixed(.none))
+        var atHalfTheCap = ESM(stage: .running, waiter: .waiting, response: halfTheCap, request: .fixed(.none))
+        let later = atTheMark.delivered()
+        let now = atHalfTheCap.delivered()
         #expect(later == .endOfPass)
         #expect(now == .now)
     }

@@ -85,9 +85,10 @@ extension ExchangeStateMachine {
         private(set) var end: BodyEnd?
         /// Largest chunk handed to the reader: deliveries are joined up to it.
         let chunkLimit: Int
-        /// The high mark's floor and cap (equal: it never grows).
+        /// The high mark's floor and cap (equal: it never grows). A growth the session's budget refuses
+        /// brings the cap down to the mark.
         let floor: Int
-        let cap: Int
+        private(set) var cap: Int
         /// High-mark bytes above the floor drawn from the session's budget.
         private(set) var grown = 0
 
@@ -166,11 +167,13 @@ extension ExchangeStateMachine {
             }
         }
 
-        /// The session's budget granted `bytes` more high mark (0: none). The reader's evidence of keeping
-        /// up is spent either way: it must find the buffer empty again to earn the next growth.
+        /// The session's budget granted `bytes` more high mark (0: none, and the mark stays where it is for
+        /// the rest of the stream). The reader's evidence of keeping up is spent either way: it must find
+        /// the buffer empty again to earn the next growth.
         mutating func grow(by bytes: Int) {
             buffer.high += bytes
             grown += bytes
+            if bytes == 0 { cap = buffer.high }
             switch state {
             case .keepingUp: state = .behind
             case .collecting, .awaitingHead, .headDelivered, .streaming, .behind, .paused, .resuming, .ended, .released: break
@@ -212,11 +215,11 @@ extension ExchangeStateMachine {
         var isHalfFull: Bool { buffer.held >= buffer.high / 2 }
 
         /// Whether a waiting reader is to be woken at once rather than at the end of the loop's pass: half
-        /// the cap is held, or three quarters of a mark that has not grown that far. Below that a full
-        /// buffer grows the mark for a reader still waiting, so earlier wake-ups would only cost: each one
-        /// runs the reader beside the loop and the sender, which on a machine with few cores slows all
-        /// three. (A mark that cannot grow, its budget spent, still wakes the reader before it pauses.)
-        var wakesAtOnce: Bool { buffer.held >= min(cap / 2, buffer.high - buffer.high / 4) }
+        /// the cap is held. Below that a full buffer grows the mark for a reader still waiting, so earlier
+        /// wake-ups would only cost: each one runs the reader beside the loop and the sender, which on a
+        /// machine with few cores slows all three. (A mark that cannot grow, its cap reached or its budget
+        /// refused, has its cap where the mark is: half the mark.)
+        var wakesAtOnce: Bool { buffer.held >= cap / 2 }
 
         /// The body ended (first end wins). Returns whether this recorded it.
         @discardableResult
