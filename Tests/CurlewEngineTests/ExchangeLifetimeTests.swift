@@ -43,18 +43,6 @@ private func speakPath(rounds: Int, tag: String, over wire: Wire) -> String {
     "/speak?rounds=\(rounds)&tag=\(tag)" + (wire == .http2 ? "&length=1" : "")
 }
 
-/// Reads a `/speak`'s response to its end, asking through `hear` for the answer to each `A`; returns the
-/// `A`s heard.
-private func hearRounds(of body: ResponseBody, answering hear: AsyncStream<Void>.Continuation) async throws -> Int {
-    var heard = 0
-    for try await chunk in body where !chunk.isEmpty {
-        #expect(Array(chunk) == [UInt8(ascii: "A")])
-        heard += 1
-        hear.yield()
-    }
-    return heard
-}
-
 /// The time limit turns an exchange that never ends (a producer nobody stops) into a failure, not a hang.
 @Suite(.timeLimit(.minutes(2))) struct ExchangeLifetimeTests {
     /// A 20-round speak whose request body ends only after the handler has returned: the handler reads the

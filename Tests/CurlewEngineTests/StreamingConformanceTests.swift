@@ -9,6 +9,18 @@ import Foundation
 import HTTPTypes
 import Testing
 
+/// Reads a response of one-byte `A` chunks (an echo, a `/speak`) to its end, telling `hear` of each so the
+/// request body can answer it; returns the chunks read.
+func hearRounds(of body: ResponseBody, answering hear: AsyncStream<Void>.Continuation) async throws -> Int {
+    var heard = 0
+    for try await chunk in body where !chunk.isEmpty {
+        #expect(Array(chunk) == [UInt8(ascii: "A")])
+        heard += 1
+        hear.yield()
+    }
+    return heard
+}
+
 @Suite struct StreamingConformanceTests {
     /// Read one chunk of a 32 MiB body and return: `perform` returns normally, the transfer is aborted and
     /// the next request gets a sound connection. (The engine drops what arrives between the closure's
@@ -46,13 +58,7 @@ import Testing
             }
             let chunks = try await session.perform(TransportRequest(url: server.url("/echo"), method: .post, body: body)) { head, body in
                 #expect(head.status == .ok)
-                var chunks = 0
-                for try await chunk in body where !chunk.isEmpty {
-                    #expect(Array(chunk) == [UInt8(ascii: "A")])
-                    chunks += 1
-                    echoed.yield()
-                }
-                return chunks
+                return try await hearRounds(of: body, answering: echoed)
             }
             echoed.finish()
             #expect(chunks == 1000)
@@ -86,14 +92,8 @@ import Testing
                 TransportRequest(url: server.url("/speak?rounds=1000"), method: .post, body: body)
             ) { head, body in
                 #expect(head.status == .ok)
-                var rounds = 0
-                for try await chunk in body where !chunk.isEmpty {
-                    #expect(Array(chunk) == [UInt8(ascii: "A")])
-                    rounds += 1
-                    hear.yield()
-                }
-                hear.finish()
-                return rounds
+                defer { hear.finish() }
+                return try await hearRounds(of: body, answering: hear)
             }
             #expect(rounds == 1000)
         }

@@ -31,7 +31,7 @@ extension TransferContext {
         easy.set(CURLOPT_HEADERDATA, me)
         easy.set(CURLOPT_OPENSOCKETDATA, me)
         easy.set(CURLOPT_CURLU, UnsafeRawPointer(exchange.request.url.handle))
-        let streamedResponse = streamsResponse
+        let streamedResponse = exchange.streamsResponse
         if streamedResponse {
             // The engine undoes chunked framing itself, to see a body's end before the transfer's.
             easy.set(CURLOPT_HTTP_TRANSFER_DECODING, 0)

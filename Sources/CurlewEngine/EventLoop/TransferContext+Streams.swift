@@ -92,7 +92,7 @@ extension TransferContext {
     /// Over HTTP/2, trailer lines arrive when the stream closes: the body has ended, which the reader
     /// learns at the end of this pass (the lines come one call each).
     func noteStreamedTrailer() {
-        guard head.isHTTP2, framing != .ended, streamsResponse else { return }
+        guard head.isHTTP2, framing != .ended, exchange.streamsResponse else { return }
         framing = .ended
         shard.thread.pass.trailerEnds.append(self)
     }

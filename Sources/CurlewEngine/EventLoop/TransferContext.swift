@@ -27,8 +27,6 @@ final class TransferContext {
     @exclusivity(unchecked) var ownedBody: UnsafeMutableRawPointer?
     @exclusivity(unchecked) var head: ResponseHeadParser
     let sink: any ResponseBodySink
-    /// Whether the response is streamed to a reader (otherwise the sink collects it).
-    let streamsResponse: Bool
     /// Where the read callback takes a request body from (bodies that are not one block of memory).
     @exclusivity(unchecked) var upload: UploadFeed?
     /// How a streamed response's end is seen (loop thread only).
@@ -87,7 +85,6 @@ final class TransferContext {
         self.shard = shard
         self.head = ResponseHeadParser(maxHeadBytes: configuration.effectiveMaxResponseHeaderSize)
         self.sink = MemoryBodySink()
-        streamsResponse = exchange.streamsResponse
         // A streamed body has no limit unless the request sets one; the reader enforces it (on decoded bytes).
         self.maxBodyBytes =
             exchange.streamsResponse
@@ -102,13 +99,13 @@ final class TransferContext {
     /// Called from the header callback. Returns false to make curl abort the exchange.
     func headerLine(_ line: UnsafeRawBufferPointer) -> Bool {
         activity.lastReceive = shard.thread.now
-        if head.isComplete, streamsResponse { noteStreamedTrailer() }
+        if head.isComplete, exchange.streamsResponse { noteStreamedTrailer() }
         switch head.consume(line) {
         case .more:
             return true
         case .complete:
             shard.thread.noteResponseHead(of: self, http2: head.isHTTP2)
-            if streamsResponse {
+            if exchange.streamsResponse {
                 deliverHead()
                 return true
             }
@@ -136,7 +133,7 @@ final class TransferContext {
     /// taken, 0 to abort the transfer, or curl's pause value.
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> Int {
         activity.lastReceive = shard.thread.now
-        if streamsResponse { return streamBytes(bytes) }
+        if exchange.streamsResponse { return streamBytes(bytes) }
         if let decoder { return decode(bytes, with: decoder) }
         return store(bytes)
     }

@@ -139,6 +139,20 @@ final class Exchange: Sendable {
         if !loop.enqueue(.submit(self)) { finish(.failure(request.error(.sessionShutDown, "the session was shut down"))) }
     }
 
+    /// Submits a streamed transfer and waits for its head; cancelling the calling task aborts it.
+    @inline(never)
+    func submitAndWaitForHead() async throws(TransportError) -> ResponseHead {
+        submitStreamed()
+        while true {
+            if let head = try pollHead() { return head }
+            await withTaskCancellationHandler {
+                await waitForHead()
+            } onCancel: {
+                abort()
+            }
+        }
+    }
+
     /// Aborts the transfer (its connection is closed) unless it has ended: the task was cancelled, or
     /// the reader gave up.
     func abort() {
@@ -256,9 +270,7 @@ final class Exchange: Sendable {
         } onCancel: {
             abort()
         }
-        return state.withLock { state in
-            state.machine.takeOutcome() ?? .failure(request.error(.cancelled, "the transfer ended without an outcome"))
-        }
+        return takeOutcome()
     }
 
     /// Suspends the waiter until `ready` holds (checked under the lock first).

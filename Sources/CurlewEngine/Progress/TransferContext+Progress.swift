@@ -59,9 +59,9 @@ extension TransferContext {
         // when the engine undoes the chunking itself. A body sent through the read callback is counted
         // as handed to curl.
         let sent = upload?.sent ?? curlSent
-        let received = streamsResponse ? streamedBodyBytes : curlReceived
+        let streamed = exchange.streamsResponse
+        let received = streamed ? streamedBodyBytes : curlReceived
         let expected = expectedBytesToReceive
-        let streamed = streamsResponse
         progress.report(
             sent: sent, received: received, expectedBytesToReceive: expected, decoded: streamed ? nil : receivedBodyBytes,
             emitting: emitting)

@@ -58,14 +58,8 @@ extension CurlSession {
         _ exchange: Exchange, isolation: isolated (any Actor)?, _ body: (Exchange) async throws -> Result
     ) async throws -> Result {
         guard case .stream(let producer) = exchange.request.request.body?.storage else {
-            do {
-                let result = try await body(exchange)
-                exchange.abort()
-                return result
-            } catch {
-                exchange.abort()
-                throw error
-            }
+            defer { exchange.abort() }
+            return try await body(exchange)
         }
         let trailers = exchange.request.request.body?.trailerSource
         let request = exchange.request.request
@@ -73,18 +67,12 @@ extension CurlSession {
             group.addTask {
                 await Self.produce(producer, into: exchange, trailers: trailers, request: request)
             }
-            do {
-                let result = try await body(exchange)
+            defer {
                 exchange.abort()
                 exchange.closeRequest()
                 group.cancelAll()
-                return result
-            } catch {
-                exchange.abort()
-                exchange.closeRequest()
-                group.cancelAll()
-                throw error
             }
+            return try await body(exchange)
         }
     }
 

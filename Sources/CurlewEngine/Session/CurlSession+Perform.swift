@@ -82,7 +82,7 @@ extension CurlSession {
         let automaticDecompression = configuration.automaticDecompression
         let outputChunk = prepared.request.options.receiveBufferSize ?? configuration.receiveBufferSize
         return try await withExchange(exchange, isolation: isolation) { exchange in
-            let head = try await Self.submitStreamed(exchange)
+            let head = try await exchange.submitAndWaitForHead()
             let source = Self.liveBody(
                 of: head, exchange: exchange, request: exchange.request.request,
                 automaticDecompression: automaticDecompression, outputChunk: outputChunk)
@@ -110,20 +110,6 @@ extension CurlSession {
         switch error.code {
         case .timedOut, .cancelled, .requestBodyFailed, .bodyLengthMismatch, .invalidBody: throw error
         default: return
-        }
-    }
-
-    /// Submits a streamed transfer and waits for its head; cancelling the calling task aborts it.
-    @inline(never)
-    static func submitStreamed(_ exchange: Exchange) async throws(TransportError) -> ResponseHead {
-        exchange.submitStreamed()
-        while true {
-            if let head = try exchange.pollHead() { return head }
-            await withTaskCancellationHandler {
-                await exchange.waitForHead()
-            } onCancel: {
-                exchange.abort()
-            }
         }
     }
 

@@ -1,0 +1,214 @@
+// Curlew — an event stream's connection attempts: opening one (directly or through a producer task),
+// taking in its head, following its redirect, and the reconnection after it ends or fails.
+
+import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension EventStreamReader {
+
+    /// Waits for the channel's next item and keeps it for ``step()``; cancelling the reading task
+    /// closes the channel.
+    @inline(never)
+    nonisolated(nonsending) func receive(from channel: EventStreamChannel) async {
+        let item = await withTaskCancellationHandler {
+            await channel.receive()
+        } onCancel: {
+            channel.close()
+        }
+        if let item { received = item } else { receiveCancelled = true }
+    }
+
+    /// Follows the direct attempt's redirect (the exchange skips its body and sends the next hop), or
+    /// keeps its head as the answer when the rules or the policy do not follow it; a refusal fails the
+    /// attempt.
+    @inline(never)
+    nonisolated(nonsending) func follow(_ head: ResponseHead, of exchange: EventStreamExchange) async {
+        do {
+            if try await exchange.follow(head) {
+                closer.setWake(closerToken, exchange.abort)
+                return
+            }
+            unfollowedRedirect = head
+        } catch {
+            endAttempt()
+            failedOpen = error
+        }
+    }
+
+    /// Waits the reconnection time (not before the first attempt), then starts the next attempt.
+    @inline(never)
+    nonisolated(nonsending) func open() async throws {
+        if attempts > 0, wait > .zero {
+            await closer.sleep(closerToken, for: wait)
+            if Task.isCancelled { throw fail(EventStreamError.transport(cancellation())) }
+            if closer.isClosed { return }
+        }
+        try startAttempt()
+    }
+
+    /// Starts the next attempt: read directly when the connector can, else through a channel.
+    @inline(never)
+    func startAttempt() throws {
+        if Task.isCancelled { throw fail(EventStreamError.transport(cancellation())) }
+        let attempt = attempts
+        let lastEventID = parser.lastEventID
+        let connector = connector
+        attempts += 1
+        acceptedAt = nil
+        attemptLastEventID = lastEventID
+        if let startDirect = connector.direct {
+            do {
+                if let exchange = try startDirect(attempt, lastEventID) {
+                    direct = exchange
+                    directHead = true
+                    closer.setWake(closerToken, exchange.abort)
+                    return
+                }
+            } catch {
+                // The attempt failed before its head: what a failed channel item would have said.
+                direct = nil
+                failedOpen = error
+                return
+            }
+        }
+        startProducer(attempt: attempt, lastEventID: lastEventID)
+    }
+
+    /// Starts an attempt read through a channel: a task of its own holds the scoped exchange and hands
+    /// its head, chunks and end over.
+    @inline(never)
+    func startProducer(attempt: Int, lastEventID: String) {
+        let channel = EventStreamChannel()
+        let connector = connector
+        self.channel = channel
+        let producer = Task {
+            do {
+                try await connector.connect(attempt, lastEventID) { head, body in
+                    guard await channel.send(.head(head)) else { return }
+                    try await channel.forward(body)
+                }
+            } catch {
+                _ = await channel.send(.failed(error))
+            }
+        }
+        self.producer = producer
+        closer.setWake(closerToken) {
+            channel.close()
+            producer.cancel()
+        }
+    }
+
+    /// Decides on an attempt's head: read it, reconnect after it, or fail.
+    func accept(_ head: ResponseHead) throws {
+        if EventStreamRequest.isEventStream(head) {
+            acceptedAt = .now
+            consecutiveFailures = 0
+            backoff.succeeded(at: .now)
+            return
+        }
+        endAttempt()
+        let status = head.status.code
+        if status == 204 { throw fail(EventStreamError.noContent) }
+        if status == 200 { throw fail(EventStreamError.unexpectedContentType(head.headerFields[.contentType])) }
+        guard policy.retryableStatuses.contains(status), policy.reconnects, connector.mayReconnect else {
+            throw fail(EventStreamError.unexpectedStatus(status))
+        }
+        try countFailure(EventStreamError.unexpectedStatus(status))
+        scheduleReconnect(failed: true)
+        if let value = head.headerFields[.retryAfter], let asked = RetryAfter.delay(value, now: Date()) {
+            wait = max(wait, min(asked, EventStreamParser.maximumReconnectionTime))
+        }
+        noteReconnection(.status(status))
+    }
+
+    /// After a failed attempt: reconnects when the failure is a transport one worth another attempt.
+    func reconnect(after error: any Error) throws {
+        guard policy.reconnects, connector.mayReconnect, let transport = connector.transportError(error),
+            Self.mayReconnect(after: transport.code)
+        else {
+            if let error = error as? EventStreamError { throw fail(error) }
+            if let transport = error as? TransportError { throw fail(EventStreamError.transport(transport)) }
+            finished = true
+            throw error
+        }
+        // A connection lost after a working stream is the stream's end, not a failed attempt.
+        if acceptedBefore == nil { try countFailure(error) }
+        scheduleReconnect(failed: acceptedBefore == nil)
+        noteReconnection(.transportFailure(transport))
+    }
+
+    /// Counts a failed attempt; throws `error` when the policy allows no more.
+    func countFailure(_ error: any Error) throws {
+        consecutiveFailures += 1
+        if let limit = policy.maxConsecutiveFailures, consecutiveFailures >= limit {
+            if let error = error as? EventStreamError { throw fail(error) }
+            if let transport = error as? TransportError { throw fail(EventStreamError.transport(transport)) }
+            finished = true
+            throw error
+        }
+    }
+
+    /// Sets the wait before the next attempt: the server's `retry` (else the policy's time), plus the
+    /// backoff after a failed attempt (one whose head was not accepted). The backoff's count of failures
+    /// is forgotten once a stream has worked for its healthy period.
+    func scheduleReconnect(failed: Bool) {
+        let base = parser.reconnectionTime ?? policy.reconnectionTime
+        wait = failed ? base + backoff.failed(at: .now, random: Double.random(in: 0..<1)) : base
+    }
+
+    /// Ends the stream: its connection is closed, and `next()` returns nil from now on.
+    package func close() {
+        endAttempt()
+        finished = true
+        events.removeAll()
+        delivered = 0
+        activities?.removeAll()
+        pendingFailure = nil
+    }
+
+    /// Ends the running attempt: its connection is closed unless it already ended.
+    func endAttempt() {
+        acceptedBefore = acceptedAt
+        acceptedAt = nil
+        direct?.close()
+        direct = nil
+        directHead = false
+        unfollowedRedirect = nil
+        channel?.close()
+        channel = nil
+        producer?.cancel()
+        producer = nil
+        closer.setWake(closerToken, nil)
+    }
+
+    /// Ends the stream for good with `error`.
+    func fail(_ error: EventStreamError) -> EventStreamError {
+        endAttempt()
+        finished = true
+        events.removeAll()
+        delivered = 0
+        activities?.removeAll()
+        return error
+    }
+
+    func cancellation() -> TransportError {
+        TransportError(.cancelled, message: "the task reading the event stream was cancelled")
+    }
+
+    /// Transport failures after which a new connection may work: the connection, not the request,
+    /// failed.
+    static func mayReconnect(after code: TransportError.Code) -> Bool {
+        switch code {
+        case .connectionClosed, .connectionReset, .timedOut, .cannotConnect, .dnsFailure, .streamReset,
+            .http2ConnectionFailed, .invalidResponse:
+            true
+        default:
+            false
+        }
+    }
+}
