@@ -97,8 +97,8 @@ enum ErrorMapping {
             presentedClientCertificate: request.request.options.clientIdentity != nil
                 || (configuration.tls.clientIdentity != nil),
             verifyResult: verifyResult, connectionsMade: connectionsMade,
-            hostAnsweredBefore: context.shard.thread.knownKeys.contains(request.poolKey),
-            hostSpeaksHTTP2: context.shard.thread.multiplexedKeys.contains(request.poolKey))
+            hostAnsweredBefore: context.shard.thread.ledger.multiplexes(request.poolKey) != nil,
+            hostSpeaksHTTP2: context.shard.thread.ledger.multiplexes(request.poolKey) == true)
         let (kind, timeout) = classify(observation)
         let text = context.handle.errorText ?? String(cString: curl_easy_strerror(code))
         var error = TransportError(

@@ -68,7 +68,7 @@ extension LoopThread {
             case .abort(let id, let exchange, let reason):
                 count(reason)
                 guard let context = takeContext(id) else { continue }
-                if context.attached, defaults.quirks.abortedStreamResetIsDelayed {
+                if context.connection.attached, defaults.quirks.abortedStreamResetIsDelayed {
                     // The RST_STREAM of an HTTP/2 stream ended early would wait for the connection's next
                     // frames: on a connection this stream was the last to use, the server would keep the
                     // stream open. Closing that connection ends it at once (libcurl keeps a connection
@@ -131,9 +131,8 @@ extension LoopThread {
         }
         let shard = shards[index]
         let context = TransferContext(
-            id: id, exchange: exchange, handle: handle, shard: shard, configuration: configuration, counters: counters)
-        context.opensConnection = connection == .opens
-        context.probes = connection == .probes
+            id: id, exchange: exchange, handle: handle, shard: shard, role: connection, configuration: configuration,
+            counters: counters)
         if let error = context.applyRequest(defaults: defaults, timeout: timeout) {
             recycle(context)
             _ = machine.startFailed(id, now: now, into: &actions)
@@ -219,16 +218,8 @@ extension LoopThread {
     private func remove(_ context: TransferContext) {
         context.recordFinalProgress()
         releaseReads(of: context)
-        if context.opensConnection {
-            // Admitted to open a connection and ended before its response: let the next one try.
-            context.opensConnection = false
-            pass.keyEvents.append(.connectionReady(context.exchange.request.poolKey, opener: context.id))
-        }
-        if context.probes {
-            context.probes = false
-            pass.keyEvents.append(.probeEnded(context.exchange.request.poolKey))
-        }
-        if context.attached { detach(context) }
+        // An opener or probe that ended unsettled lets the next one try; an attached transfer stops counting.
+        ledger.transferEnded(context.exchange.request.poolKey, &context.connection, into: &pass.connectionFindings)
         curl_multi_remove_handle(context.shard.multi, context.handle.raw)
         counters.connectionsOpened.add(context.connectionsOpened, ordering: .relaxed)
         recycle(context)

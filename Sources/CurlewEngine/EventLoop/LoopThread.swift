@@ -10,13 +10,15 @@ import Glibc
 #endif
 
 /// Everything the loop thread owns: one epoll set, libcurl's multi handles (shards), the easy-handle
-/// pool, the contexts of running transfers and the ``TransferStateMachine``.
+/// pool, the contexts of running transfers, the ``TransferStateMachine`` and the ``ConnectionLedger``.
 ///
 /// Created on the loop thread by ``run(_:)`` and never handed elsewhere; it is not `Sendable`, so no
 /// other thread can reach it. Its code performs system and curl calls and the machine's actions; every
-/// decision about a transfer's lifecycle is the machine's.
+/// decision about a transfer's lifecycle is the machine's, and what curl's connection callbacks mean
+/// for it the ledger's.
 final class LoopThread {
     typealias Machine = TransferStateMachine<PoolKey, Exchange>
+    typealias Ledger = ConnectionLedger<PoolKey>
 
     let loop: EventLoop
     let configuration: SessionConfiguration
@@ -44,41 +46,10 @@ final class LoopThread {
     let poolIsUnlimited: Bool
     /// The handle that loads, lists, changes and writes the cookie jar (with a jar only).
     @exclusivity(unchecked) var cookieJarHandle: EasyHandle?
-    /// Keys whose protocol the machine has been told (their first response arrived).
-    @exclusivity(unchecked) var knownKeys: Set<PoolKey> = []
-    /// Keys whose responses came over HTTP/2 (their connections carry several requests at once).
-    @exclusivity(unchecked) var multiplexedKeys: Set<PoolKey> = []
+    /// What curl's callbacks showed of each key's connections; it decides what the machine hears of them.
+    @exclusivity(unchecked) var ledger = Ledger()
     /// What curl's callbacks learned in this pass of the loop, acted on once curl returns.
     @exclusivity(unchecked) var pass = PassQueue()
-
-    /// Something learned about a key inside a curl callback.
-    enum KeyEvent {
-        /// Its first response came over HTTP/2 (`true`) or HTTP/1.x.
-        case protocolLearned(PoolKey, multiplexes: Bool)
-        /// A multiplexing key's connections changed; `unexpected`: curl opened one for a transfer that
-        /// was not admitted to open one.
-        case connectionsChanged(PoolKey, unexpected: Bool)
-        /// A transfer admitted to open a connection got its response, or ended.
-        case connectionReady(PoolKey, opener: TransferID)
-        /// The connection a transfer was admitted to open is up (the transfer is about to send).
-        case connectionUp(PoolKey, opener: TransferID)
-        /// The key's probe joined a connection.
-        case probeJoined(PoolKey)
-        /// curl opened a connection for the key's probe, while `attached` transfers were on the
-        /// connections open before it.
-        case probeOpened(PoolKey, attached: Int)
-        /// The key's probe ended before curl placed it.
-        case probeEnded(PoolKey)
-    }
-    /// Per multiplexing key, its transfers curl has put on a connection (its pre-request callback ran)
-    /// and that have not ended: what the connections carry, from which the server's stream limit shows.
-    @exclusivity(unchecked) var attachedTransfers: [PoolKey: Int] = [:]
-    /// Per key whose protocol is not known yet, the transfers on its first connection when curl first
-    /// opened another one: over HTTP/2, the server's stream limit (the first burst did not fit).
-    @exclusivity(unchecked) var firstOverflow: [PoolKey: Int] = [:]
-    /// Open sockets per pool key, from curl's open and close socket callbacks.
-    @exclusivity(unchecked) var openSockets: [PoolKey: Int] = [:]
-    @exclusivity(unchecked) var peakOpenSockets: [PoolKey: Int] = [:]
     /// Transfers whose progress counts wait for their coalescing window to end, with when it ends, and the
     /// soonest of those times (see `TransferContext.flushPendingProgress()`).
     @exclusivity(unchecked) var progressFlushes: [(id: TransferID, due: UInt64)] = []
@@ -179,9 +150,9 @@ final class LoopThread {
             fireTimers()
             if !pass.uploadEnds.isEmpty { runAfterUploadEnds() }
             if !pass.transferEvents.isEmpty { tellMachineAboutTransfers() }
-            if !pass.keyEvents.isEmpty { tellMachineAboutKeys() }
+            if !pass.connectionFindings.isEmpty { tellMachineAboutKeys() }
             collectFinished()
-            if !pass.keyEvents.isEmpty { tellMachineAboutKeys() }
+            if !pass.connectionFindings.isEmpty { tellMachineAboutKeys() }
             if !pass.responseWakes.isEmpty || !pass.trailerEnds.isEmpty { wakeStreams() }
         }
     }
@@ -296,33 +267,12 @@ final class LoopThread {
         spareCommands = commands
     }
 
-    /// Tells the machine what curl's callbacks learned about keys, then performs what it decides.
+    /// Tells the machine what the ledger found in curl's callbacks about keys, then performs what it decides.
     private func tellMachineAboutKeys() {
-        let events = pass.keyEvents
-        pass.keyEvents.removeAll()
-        for event in events {
-            switch event {
-            case .protocolLearned(let key, let multiplexes):
-                machine.learnedProtocol(
-                    multiplexes: multiplexes, streamCap: max(1, configuration.maxConcurrentStreams),
-                    openConnections: openSockets[key] ?? 0, attached: attachedTransfers[key] ?? 0,
-                    overflow: firstOverflow.removeValue(forKey: key), for: key, now: now, into: &actions)
-            case .connectionsChanged(let key, let unexpected):
-                machine.connectionsChanged(
-                    openConnections: openSockets[key] ?? 0, unexpected: unexpected, attached: attachedTransfers[key] ?? 0,
-                    for: key, now: now, into: &actions)
-            case .probeJoined(let key):
-                machine.probeJoined(for: key, now: now, into: &actions)
-            case .probeOpened(let key, let attached):
-                machine.probeOpened(attached: attached, openConnections: openSockets[key] ?? 0, for: key, now: now, into: &actions)
-            case .probeEnded(let key):
-                machine.probeEnded(for: key, now: now, into: &actions)
-            case .connectionReady(let key, let opener):
-                machine.connectionReady(for: key, opener: opener, now: now, into: &actions)
-            case .connectionUp(let key, let opener):
-                machine.connectionUp(for: key, opener: opener, now: now, into: &actions)
-            }
-        }
+        let findings = pass.connectionFindings
+        pass.connectionFindings.removeAll()
+        ledger.tell(
+            findings, to: &machine, streamCap: max(1, configuration.maxConcurrentStreams), now: now, into: &actions)
         performActions()
     }
 
@@ -339,9 +289,9 @@ final class LoopThread {
             stats.runningRequests = running
             hosts[key] = stats
         }
-        for (key, peak) in peakOpenSockets {
+        for (key, open, peak) in ledger.socketCounts {
             var stats = entry(key)
-            stats.openConnections = openSockets[key] ?? 0
+            stats.openConnections = open
             stats.peakOpenConnections = peak
             hosts[key] = stats
         }

@@ -7,8 +7,9 @@ struct PassQueue {
     /// What callbacks learned about transfers (pauses, streamed heads), told to the machine once curl
     /// returns.
     var transferEvents: [TransferEvent] = []
-    /// What callbacks learned about keys, told to the machine once curl returns.
-    var keyEvents: [LoopThread.KeyEvent] = []
+    /// What the connection ledger concluded from callbacks about keys, told to the machine once curl
+    /// returns.
+    var connectionFindings: [LoopThread.Ledger.Finding] = []
     /// Streamed responses whose waiting reader has something new: resumed together at the end of the
     /// pass. (A stream body's producer with room again is resumed at once by the read callback.)
     var responseWakes: [Exchange] = []

@@ -44,17 +44,13 @@ final class TransferContext {
     /// When bytes moved, for the idle timeout.
     @exclusivity(unchecked) private var activity: ActivityClock
     var startedAt: UInt64 { activity.started }
+    /// This transfer's part in its key's connections (opener, probe, attached, opened a socket), which
+    /// the loop's ``ConnectionLedger`` decides on. Kept here rather than in the ledger: curl's callbacks
+    /// reach the transfer through this context, where a table of transfers in the ledger would cost a
+    /// lookup per transfer and callback.
+    @exclusivity(unchecked) var connection: LoopThread.Ledger.Transfer
     /// Whether curl opened a socket for this transfer (a new connection, rather than a reused one).
-    @exclusivity(unchecked) var openedSocket = false
-    /// Whether the machine admitted this transfer to open a new connection for a multiplexing key
-    /// (cleared once its response arrives).
-    @exclusivity(unchecked) var opensConnection = false
-    /// Whether the machine admitted this transfer to probe for one stream more on a multiplexing key
-    /// (cleared once curl places it: on a connection, or on one it opens).
-    @exclusivity(unchecked) var probes = false
-    /// Whether curl has put this transfer on a connection of a key that may multiplex (counted in
-    /// `LoopThread.attachedTransfers` until it ends).
-    @exclusivity(unchecked) var attached = false
+    var openedSocket: Bool { connection.openedSocket }
     /// With ``CurlQuirks/pausedTransferSocketStaysReadable`` only (see `LoopThread.holdReads(of:)`): the
     /// socket curl last named for this transfer, whether the transfer is paused for receiving, and the
     /// socket whose reads the loop holds meanwhile (-1: none).
@@ -76,10 +72,11 @@ final class TransferContext {
     private(set) lazy var connectionsOpened: Int = handle.connectionsOpened
 
     init(
-        id: TransferID, exchange: Exchange, handle: EasyHandle, shard: MultiShard, configuration: SessionConfiguration,
-        counters: EngineCounters
+        id: TransferID, exchange: Exchange, handle: EasyHandle, shard: MultiShard, role: ConnectionRole,
+        configuration: SessionConfiguration, counters: EngineCounters
     ) {
         self.id = id
+        connection = LoopThread.Ledger.Transfer(id: id, role: role)
         self.exchange = exchange
         self.handle = handle
         self.shard = shard
