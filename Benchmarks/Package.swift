@@ -22,10 +22,13 @@ let package = Package(
             name: "bench-curlew",
             dependencies: ["BenchCore", .product(name: "Curlew", package: "Curlew")]
         ),
-        // Server-sent events (issue 17): Curlew's client on `CurlSession.events(for:)` (10,000 streams, parse rate).
+        // Server-sent events (issue 17): Curlew's client on `CurlSession.events(for:)`, or through a provider
+        // (`BENCH_SSE_CLIENT=provider`) (10,000 streams, parse rate).
+        // glibc's heap figures for bench-sse (live heap, malloc_trim).
+        .target(name: "BenchShims"),
         .executableTarget(
             name: "bench-sse",
-            dependencies: ["BenchCore", .product(name: "CurlewEngine", package: "Curlew")],
+            dependencies: ["BenchCore", "BenchShims", .product(name: "Curlew", package: "Curlew")],
             path: "Sources/bench-sse"
         ),
         // The Swift peers: async-http-client and URLSession (FoundationNetworking).

@@ -93,6 +93,8 @@ FILE_WORKLOADS = {
 }
 # Clients that are commands run and timed by this script, not benchmark binaries.
 COMMAND_CLIENTS = {GZIP_CLIENT, CURL_FORM_CLIENT}
+# Clients that run only the event-stream workloads (a provider's `events(for:)` in bench-sse).
+SSE_ONLY_CLIENTS = {"curlew-provider"}
 # What a workload's "× C limit" column divides by, when not the C client.
 REFERENCE = {"gzip-json-64m": GZIP_CLIENT, "multipart-upload-1g": CURL_FORM_CLIENT}
 # `make bench-smoke` runs the plain file download and upload (one 256 MiB request each: about a second
@@ -101,12 +103,12 @@ REFERENCE = {"gzip-json-64m": GZIP_CLIENT, "multipart-upload-1g": CURL_FORM_CLIE
 # --workloads to smoke them. The provider's download through `.downloadDestination` (one 256 MiB request
 # per client) and the multipart upload (a 64 MiB file in smoke runs) stay in: a few tenths of a second.
 NOT_IN_SMOKE = {"download-file-256m-fsync", "download-file-256m-progress", "gzip-json-64m"}
-# Server-sent events (issue 17): the engine's `CurlSession.events(for:)` (bench-sse) and the C client
+# Server-sent events (issue 17): the engine's `CurlSession.events(for:)` and a provider's `events(for:)` (bench-sse) and the C client
 # parsing in its write callback (c-client/sse.c). Each workload names the clients that run it; their
 # figures are their own (events, not requests), shown in the issue 17 table, not the requests table.
 SSE_WORKLOADS = {
-    "sse-10k-h1": {"curlew-engine", "c-libcurl"},
-    "sse-10k-h2": {"curlew-engine", "c-libcurl"},
+    "sse-10k-h1": {"curlew-engine", "curlew-provider", "c-libcurl"},
+    "sse-10k-h2": {"curlew-engine", "curlew-provider", "c-libcurl"},
     "sse-parse-rate": {"curlew-engine", "c-libcurl"},
 }
 # The paced workloads take a minute each: one run (the first round), and in smoke runs Curlew only.
@@ -351,7 +353,10 @@ def sse_figures(client, workload, smoke, env, out):
     to `{out}/sse-results.jsonl`, with every figure the client reported)."""
     before = accepts()
     try:
-        result = subprocess.run(sse_command(client, workload, smoke, env), capture_output=True, text=True, env=env, timeout=600)
+        # The provider's streams run the same binary through a provider's `events(for:)`.
+        run_env = dict(env, BENCH_SSE_CLIENT="provider") if client == "curlew-provider" else env
+        result = subprocess.run(sse_command(client, workload, smoke, run_env), capture_output=True, text=True, env=run_env,
+                                timeout=600)
     except subprocess.TimeoutExpired:
         return {"valid": False, "first_error": "timed out after 600 s"}
     line = next((l for l in result.stdout.splitlines() if l.startswith("{")), None)
@@ -441,6 +446,8 @@ def runs_workload(client, workload):
     """Whether `client` runs `workload` (the peers, the chain client and baselines sit some out)."""
     if workload in SSE_WORKLOADS:
         return client in SSE_WORKLOADS[workload]
+    if client in SSE_ONLY_CLIENTS:
+        return False
     if client in COMMAND_CLIENTS or workload in FILE_WORKLOADS:
         return client in FILE_WORKLOADS.get(workload, ())
     if client == "c-libcurl" and workload == "json-16-decoded":
@@ -604,11 +611,13 @@ def build(smoke, out):
     subprocess.run(["gcc", "-O2", "-o", os.path.join(out, "bench-c"), os.path.join(HERE, "c-client", "bench.c"), "-lcurl", "-lz"], check=True)
     subprocess.run(["gcc", "-O2", "-o", os.path.join(out, "bench-sse-c"), os.path.join(HERE, "c-client", "sse.c"), "-lcurl"], check=True)
     release = os.path.join(HERE, ".build", "release")
-    SSE_COMMANDS.update({"curlew-engine": os.path.join(release, "bench-sse"), "c-libcurl": os.path.join(out, "bench-sse-c")})
+    SSE_COMMANDS.update({"curlew-engine": os.path.join(release, "bench-sse"), "curlew-provider": os.path.join(release, "bench-sse"),
+                         "c-libcurl": os.path.join(out, "bench-sse-c")})
     commands = {
         "curlew": [os.path.join(release, "bench-curlew"), "curlew"],
         CHAIN_CLIENT: [os.path.join(release, "bench-curlew"), CHAIN_CLIENT],
         "curlew-engine": [os.path.join(release, "bench-curlew"), "curlew-engine"],
+        "curlew-provider": [os.path.join(release, "bench-sse")],  # the event-stream workloads only
         "c-libcurl": [os.path.join(out, "bench-c")],
         GZIP_CLIENT: [GZIP_CLIENT],  # run by gzip_figures
         CURL_FORM_CLIENT: [CURL_FORM_CLIENT],  # run by curl_form_figures
@@ -963,7 +972,7 @@ def sse_lines(results):
         return statistics.median(values) if values else None
 
     lines = []
-    paced = [(w, c) for w in ("sse-10k-h1", "sse-10k-h2") for c in ("curlew-engine", "c-libcurl") if runs(w, c)]
+    paced = [(w, c) for w in ("sse-10k-h1", "sse-10k-h2") for c in ("curlew-engine", "curlew-provider", "c-libcurl") if runs(w, c)]
     targets = []
     if paced:
         lines += ["| workload | client | streams × events | events received | every stream all events, in order | all open after s (first event p50 · p90) | "

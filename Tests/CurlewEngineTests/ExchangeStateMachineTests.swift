@@ -1006,6 +1006,31 @@ private func scopeFixture(_ state: ESMResponse.State, unread: Int) -> ESM {
         #expect(machine.response.held == 0)
     }
 
+    /// A detached body's scope closes without aborting its transfer, at any stage; one that was not
+    /// detached is aborted (the loop told while it holds the transfer). A body is detached once, and
+    /// only a streamed one.
+    @Test func aDetachedBodyOutlivesItsScopeAndOnlyAStreamedOneDetachesOnce() {
+        for stage in ESM.Stage.allCases {
+            var detached = ESM(
+                stage: stage, waiter: .running, response: responseFixture(.streaming, unread: 0), request: .fixed(.none))
+            let first = detached.detach()
+            let second = detached.detach()
+            let closed = detached.scopeClosed()
+            #expect(first, "stage \(stage): a streamed body detaches")
+            #expect(!second, "stage \(stage): a body detaches once")
+            #expect(closed == .none, "stage \(stage): a detached body's scope closes without an abort")
+            #expect(detached.stage == stage, "stage \(stage): nothing changes")
+            var scoped = ESM(
+                stage: stage, waiter: .running, response: responseFixture(.streaming, unread: 0), request: .fixed(.none))
+            let expected: ESM.StageAction = [.submitted, .queued, .running].contains(stage) ? .tellLoopToCancel : .none
+            let action = scoped.scopeClosed()
+            #expect(action == expected, "stage \(stage): a scoped body's transfer ends with its scope")
+        }
+        var collected = ESM(response: .collected, request: .fixed(.none))
+        let detachedCollected = collected.detach()
+        #expect(!detachedCollected, "a collected response has no body to detach")
+    }
+
     @Test func aHandlerThatReturnedAfterTheWholeResponseLetsTheRequestBodyEnd() {
         var machine = ESM(
             stage: .running, waiter: .running,

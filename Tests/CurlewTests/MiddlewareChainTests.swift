@@ -149,7 +149,7 @@ private func text(of body: ResponseBody) async throws(CurlewError) -> String {
         #expect(
             recorder.all == [
                 "A.prepare", "B.prepare", "A.willSend", "B.willSend", "middleware 1 in", "middleware 2 in", "transport",
-                "middleware 2 out", "middleware 1 out", "A.didReceive(200)", "B.didReceive(200)", "A.process", "B.process",
+                "A.didReceive(200)", "B.didReceive(200)", "A.process", "B.process", "middleware 2 out", "middleware 1 out",
             ])
         for seen in [outer.seen.all, inner.seen.all] {
             #expect(seen.count == 1)

@@ -143,7 +143,43 @@ private func snakeCaseDecoder() -> JSONDecoder {
     return decoder
 }
 
+/// Records when the exchange enters and leaves a middleware.
+private struct ScopeMiddleware: Middleware {
+    let log: Locked<[String]>
+
+    func intercept<Return>(
+        _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>
+    ) async throws(CurlewError) -> Return {
+        log.withLock { $0.append("in") }
+        defer { log.withLock { $0.append("out") } }
+        return try await next(request, context, handler: handler)
+    }
+}
+
 @Suite struct ProviderEventStreamTests {
+    /// An attempt's stages end with its head: the middleware around it has returned while the stream is
+    /// still open (its body is detached and read by the iterating task, no task of its own), and leaving
+    /// the stream closes its connection.
+    @Test func anAttemptsMiddlewareReturnsAtTheHeadAndLeavingClosesTheConnection() async throws {
+        try await withSSEServerAndSession { server, session in
+            let key = newKey()
+            let plan = SSEPlan([.events("id: 1\ndata: one\n\n", end: .silent)])
+            let log = Locked<[String]>([])
+            let provider = Provider<EventsTarget>(session: session, middleware: [ScopeMiddleware(log: log)])
+            do {
+                var iterator = provider.events(for: EventsTarget(server, key: key, plan: plan), policy: policy()).makeAsyncIterator()
+                let first = try await iterator.next()
+                #expect(first == ServerSentEvent(data: "one", id: "1"))
+                #expect(log.withLock { $0 } == ["in", "out"])
+                let open = try await server.records(key)
+                #expect(open.map(\.outcome) == [nil])
+            }
+            let records = try await server.records(key, until: { $0.first?.outcome != nil })
+            #expect(records.map(\.outcome) == ["client-gone"])
+            #expect(log.withLock { $0 } == ["in", "out"])
+        }
+    }
+
     /// Each attempt runs the plugins: willSend sees its request (Last-Event-ID on the reconnect),
     /// didReceive its head; prepare's field reaches the server on both.
     @Test func pluginsSeeEveryAttemptsRequestAndHead() async throws {

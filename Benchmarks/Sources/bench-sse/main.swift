@@ -1,5 +1,6 @@
 // Curlew benchmarks — server-sent events (issue 17): Curlew's client, on the engine's
-// `CurlSession.events(for:)`, one child task per stream. Arguments and JSON figures match the C reference
+// `CurlSession.events(for:)` (or, with BENCH_SSE_CLIENT=provider, a provider's `events(for:)`), one child
+// task per stream. Arguments and JSON figures match the C reference
 // (Benchmarks/c-client/sse.c).
 //
 // usage: bench-sse parse URL EVENTS DATA_BYTES [FILE]
@@ -10,9 +11,16 @@
 //            order and then end; with CA_FILE over HTTPS (HTTP/2 through ALPN)
 
 import BenchCore
-import CurlewEngine
+import BenchShims
+import Curlew
 import Glibc
 import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The figures printed as one JSON object (numbers, booleans and strings without quotes or backslashes).
 struct Figures {
@@ -175,12 +183,48 @@ struct Sample {
     var loopCPU: Duration
     var cpu: Double
     var events: Int
+    /// Bytes malloc has handed out and not had back (in use plus mapped blocks), in KiB:
+    /// the live heap, which RSS also counts with what the allocator keeps after frees.
+    var heapInUse: Int
 }
 
 func sample(_ session: CurlSession, _ progress: Progress) -> Sample {
     Sample(
         at: .now, rss: currentRSSKiB(), loopCPU: session.statistics.loopCPUTime, cpu: cpuSeconds(),
-        events: progress.events.load(ordering: .relaxed))
+        events: progress.events.load(ordering: .relaxed), heapInUse: bench_heap_in_use() / 1024)
+}
+
+/// The paced stream as a provider's target.
+struct PacedStream: TargetType {
+    let baseURL: URL
+    var path: String { "" }
+    var method: HTTPMethod { .get }
+    var task: RequestTask { .requestPlain }
+    var headers: [String: String]? { nil }
+}
+
+struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Reads one stream's events, checking their ids (1, 2, …) and timing them.
+func read<Events: AsyncSequence>(
+    _ events: Events, into outcome: inout StreamOutcome, progress: Progress
+) async throws where Events.Element == ServerSentEvent {
+    for try await event in events {
+        let now = ContinuousClock.now
+        outcome.events += 1
+        if Int(event.id) != outcome.events { outcome.inOrder = false }
+        if let last = outcome.last {
+            outcome.largestGap = max(outcome.largestGap, now - last)
+        } else {
+            outcome.first = now
+            progress.opened.add(1, ordering: .relaxed)
+        }
+        outcome.last = now
+        progress.events.add(1, ordering: .relaxed)
+    }
 }
 
 /// streams: `count` streams at once on one session, each checked: events with ids 1…`expected` in order,
@@ -199,15 +243,21 @@ func streams(url: String, count: Int, expected: Int, caFile: String?) async thro
     let progress = Progress()
     let before = sample(session, progress)
     let request = TransportRequest(url: url)
+    // Through a provider: every attempt runs the provider's stages (no plugins, no middleware).
+    let viaProvider = getenv("BENCH_SSE_CLIENT").map { String(cString: $0) } == "provider"
+    guard let base = URL(string: url) else { throw BenchFailure("not a URL: \(url)") }
+    let provider = Provider<PacedStream>(session: session)
+    let target = PacedStream(baseURL: base)
 
     // The sampler: the moment every stream is open (past its first event), and the middle of the run
     // (half the events delivered): the idle streams' memory then.
     // BENCH_SSE_TRACE=1: a line a second on standard error (streams open, events, the engine's transfers
     // and connections), to see how the streams ramp up.
     let traces = getenv("BENCH_SSE_TRACE") != nil
-    let sampler = Task<(Sample?, Sample?), Never> {
+    let sampler = Task<(Sample?, Sample?, Int?), Never> {
         var allOpen: Sample?
         var middle: Sample?
+        var trimmedRSS: Int?
         var traced = 0
         while progress.finished.load(ordering: .relaxed) < count, traces || middle == nil || allOpen == nil {
             try? await Task.sleep(for: .milliseconds(50))
@@ -222,9 +272,13 @@ func streams(url: String, count: Int, expected: Int, caFile: String?) async thro
             if allOpen == nil, progress.opened.load(ordering: .relaxed) == count { allOpen = sample(session, progress) }
             if allOpen != nil, middle == nil, progress.events.load(ordering: .relaxed) >= count * expected / 2 {
                 middle = sample(session, progress)
+                // RSS again once malloc has returned the free memory it can: what the open phase's
+                // transient allocations left behind, apart from what the streams hold.
+                bench_heap_trim()
+                trimmedRSS = currentRSSKiB()
             }
         }
-        return (allOpen, middle)
+        return (allOpen, middle, trimmedRSS)
     }
 
     let outcomes = await withTaskGroup(of: StreamOutcome.self) { group in
@@ -232,18 +286,10 @@ func streams(url: String, count: Int, expected: Int, caFile: String?) async thro
             group.addTask {
                 var outcome = StreamOutcome()
                 do {
-                    for try await event in session.events(for: request, policy: oneAttempt) {
-                        let now = ContinuousClock.now
-                        outcome.events += 1
-                        if Int(event.id) != outcome.events { outcome.inOrder = false }
-                        if let last = outcome.last {
-                            outcome.largestGap = max(outcome.largestGap, now - last)
-                        } else {
-                            outcome.first = now
-                            progress.opened.add(1, ordering: .relaxed)
-                        }
-                        outcome.last = now
-                        progress.events.add(1, ordering: .relaxed)
+                    if viaProvider {
+                        try await read(provider.events(for: target, policy: oneAttempt), into: &outcome, progress: progress)
+                    } else {
+                        try await read(session.events(for: request, policy: oneAttempt), into: &outcome, progress: progress)
                     }
                 } catch {
                     outcome.failure = "\(error)"
@@ -258,7 +304,7 @@ func streams(url: String, count: Int, expected: Int, caFile: String?) async thro
         return all
     }
     let end = sample(session, progress)
-    let (allOpen, middle) = await sampler.value
+    let (allOpen, middle, trimmedRSS) = await sampler.value
     let statistics = session.statistics
     let hosts = await session.hostStatistics()
 
@@ -269,7 +315,7 @@ func streams(url: String, count: Int, expected: Int, caFile: String?) async thro
     let firsts = outcomes.compactMap { $0.first.map { ($0 - before.at).seconds } }
     let valid = wrong == 0 && failed == 0
     var figures = Figures()
-    figures.add("client", "curlew-engine")
+    figures.add("client", viaProvider ? "curlew-provider" : "curlew-engine")
     figures.add("streams", count)
     figures.add("events", events)
     figures.add("expected_events", count * expected)
@@ -292,6 +338,10 @@ func streams(url: String, count: Int, expected: Int, caFile: String?) async thro
     figures.add("peak_rss_kib", peakRSSKiB())
     // Memory per open stream: the middle of the run (every stream open and idle between events).
     figures.add("rss_per_stream_kib", Double((middle?.rss ?? 0) - before.rss) / Double(count))
+    // The same after malloc_trim, and the live heap per open stream (libcurl's buffers count whole here,
+    // touched or not).
+    figures.add("trimmed_rss_per_stream_kib", Double((trimmedRSS ?? 0) - before.rss) / Double(count))
+    figures.add("heap_per_stream_kib", Double((middle?.heapInUse ?? 0) - before.heapInUse) / Double(count))
     let allEvents = Double(max(1, events))
     figures.add("cpu_ns_per_event", (end.cpu - before.cpu) * 1e9 / allEvents)
     figures.add("loop_cpu_ns_per_event", (end.loopCPU - before.loopCPU).nanoseconds / allEvents)

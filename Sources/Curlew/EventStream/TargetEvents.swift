@@ -69,15 +69,10 @@ public struct TargetEvents: AsyncSequence, Sendable {
             }
         }
 
-        /// One shape for the stream's own failures, the session's: `.eventStream(EventStreamError)`.
+        /// One shape for the stream's own failures, the session's: `.eventStream(EventStreamError)` (the
+        /// reader wraps every transport failure in it); the stages' own failures as they threw them.
         static func curlewError(_ error: any Error) -> CurlewError {
-            switch error {
-            case CurlewError.transport(let transport): .eventStream(.transport(transport))
-            case let error as CurlewError: error
-            case let error as EventStreamError: .eventStream(error)
-            case let error as TransportError: .eventStream(.transport(error))
-            default: .underlying(error, nil)
-            }
+            CurlewError(mapping: error)
         }
     }
 }

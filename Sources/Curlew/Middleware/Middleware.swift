@@ -36,8 +36,9 @@ public typealias ResponseHandler<Return> =
 /// because one provider serves many concurrent callers.
 ///
 /// Order: the first middleware given is the outermost. A provider runs its plugins' `prepare` and
-/// `willSend` before the chain and their `didReceive` and `process` after it, once per call; the
-/// chain sees every attempt.
+/// `willSend` before the chain, and their `didReceive` and `process` once per call on the response it
+/// hands out, inside the innermost handler (so before the code a middleware runs after `next`
+/// returns), or after the chain when it failed before a response; the chain sees every attempt.
 public protocol Middleware: Sendable {
     /// Carries out the exchange for `request`, usually by calling `next`, and returns what `handler`
     /// returned.

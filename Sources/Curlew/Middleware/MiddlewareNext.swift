@@ -24,12 +24,16 @@ public struct MiddlewareNext: Sendable {
         return try await members[index].intercept(request, context: context, next: next, handler: handler)
     }
 
-    /// The end of every chain: the transport. A caller that collects the body gets the complete
-    /// response the transport collected itself (no streaming machinery); others read it as it arrives.
+    /// The end of every chain: the transport, or a stubbed target's sample response. A caller that
+    /// collects the body gets the complete response the transport collected itself (no streaming
+    /// machinery); others read it as it arrives.
     nonisolated(nonsending) static func exchange<Return>(
         _ request: TransportRequest, context: MiddlewareContext, transport: any HTTPTransport,
         handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
+        if context.stub != .never, let endpoint = context.endpoint {
+            return try await StubResponder.answer(request, endpoint: endpoint, stub: context.stub, handler: handler)
+        }
         if context.collectsBody {
             return try await collected(request, transport: transport, handler: handler)
         }
@@ -37,12 +41,23 @@ public struct MiddlewareNext: Sendable {
             return try await transport.perform(request, isolation: #isolation) { head, body in
                 try await handler(head, body)
             }
-        } catch let error as CurlewError {
-            throw error
-        } catch let error as TransportError {
-            throw CurlewError(error)
         } catch {
-            throw .underlying(error, nil)
+            // The transport's failures (and what its handler threw, already mapped) become the provider
+            // layer's here, once for every path.
+            throw CurlewError(mapping: error, url: request.url)
+        }
+    }
+
+    /// The transport's complete response: an empty chain's whole exchange for a caller that collects the
+    /// body, and the end of every other such chain.
+    @inline(__always)
+    nonisolated(nonsending) static func collect(
+        _ request: TransportRequest, transport: any HTTPTransport
+    ) async throws(CurlewError) -> TransportResponse {
+        do {
+            return try await transport.execute(request)
+        } catch {
+            throw CurlewError(error)
         }
     }
 
@@ -53,26 +68,9 @@ public struct MiddlewareNext: Sendable {
     nonisolated(nonsending) private static func collected<Return>(
         _ request: TransportRequest, transport: any HTTPTransport, handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
-        let response: TransportResponse
-        do {
-            response = try await transport.execute(request)
-        } catch {
-            throw CurlewError(error)
-        }
+        let response = try await collect(request, transport: transport)
         let body = ResponseBody(response: response)
         defer { body.endScope() }
         return try await handler(ResponseHead(response), body)
-    }
-}
-
-extension CurlewError {
-    /// A transport failure as the provider layer reports it: a stream body's producer that threw gives
-    /// its own error, as a failure from elsewhere.
-    init(_ error: TransportError) {
-        if error.code == .requestBodyFailed, let underlying = error.underlying {
-            self = .underlying(underlying, nil)
-        } else {
-            self = .transport(error)
-        }
     }
 }

@@ -1,5 +1,5 @@
-// Curlew — the innermost member of a provider's chain: a stubbed target is answered with its endpoint's
-// sample response instead of going to the transport.
+// Curlew — the end of a provider's chain for a stubbed target: its endpoint's sample response instead of
+// the transport.
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -9,30 +9,27 @@ import Foundation
 import HTTPTypes
 
 /// Answers stubbed targets (a provider's `stubClosure`) with the endpoint's sample response, at once or
-/// after the stub's delay; passes every other exchange to the transport. Innermost, so the middleware
-/// around it (retries, authentication) sees stubbed responses exactly as it sees real ones.
-struct StubResponder: Middleware {
-    func intercept<Return>(
-        _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>
+/// after the stub's delay, in place of the transport at the end of the chain: the middleware (retries,
+/// authentication, in-flight sharing) sees stubbed responses exactly as it sees real ones.
+enum StubResponder {
+    /// The sample response of `endpoint` handed to `handler`, after the stub's delay.
+    nonisolated(nonsending) static func answer<Return>(
+        _ request: TransportRequest, endpoint: Endpoint, stub: StubBehavior, handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
-        guard context.stub != .never, let endpoint = context.endpoint else {
-            return try await next(request, context, handler: handler)
-        }
-        if case .delayed(let delay) = context.stub {
+        if case .delayed(let delay) = stub {
             do {
                 try await Task.sleep(for: delay)
             } catch {
                 throw .transport(.cancelled(request))
             }
         }
-        let (head, data) = try Self.sampleResponse(endpoint, request: request)
+        let (head, data) = try sampleResponse(endpoint, request: request)
         let body = ResponseBody(data: data)
         defer { body.endScope() }
         return try await handler(head, body)
     }
 
-    /// The endpoint's sample response as a head (HTTP version ``/CurlewEngine/HTTPVersion/none``: it did
-    /// not come over the network) and body, or its sample error.
+    /// The endpoint's sample response as a head and body, or its sample error.
     static func sampleResponse(_ endpoint: Endpoint, request: TransportRequest) throws(CurlewError) -> (ResponseHead, Data) {
         switch endpoint.sampleResponseClosure() {
         case .networkResponse(let status, let data):
@@ -46,11 +43,7 @@ struct StubResponder: Middleware {
         case .networkError(let error):
             // A stubbed transport failure arrives as a real one would, so code that handles timeouts
             // or cancellation (and the retry middleware) can be tested with stubs.
-            switch error {
-            case let error as CurlewError: throw error
-            case let error as TransportError: throw .transport(error)
-            default: throw .underlying(error, nil)
-            }
+            throw CurlewError(mapping: error, url: request.url)
         }
     }
 }

@@ -1,5 +1,5 @@
-// Curlew — a target's server-sent events: each connection attempt through the provider's stages and
-// middleware, the events parsed on the reading task.
+// Curlew — a target's server-sent events: each connection attempt through the provider's one path
+// (`Provider+Attempt.swift`), its body detached and read, and its events parsed, by the reading task.
 
 import CurlewJSON
 import HTTPTypes
@@ -74,7 +74,7 @@ extension Provider {
             decoder: decoder.map(JSONBodyDecoder.init) ?? bodyDecoder, undecodable: undecodable, attempts: attempts)
     }
 
-    /// Opens a target's connection attempts through the provider's stages.
+    /// Opens a target's connection attempts through the provider's one path.
     private nonisolated func eventConnector(
         for target: Target, policy: EventStreamPolicy, reconnectTarget: (@Sendable (String) -> Target)?,
         attempts: EventStreamAttempts?
@@ -85,99 +85,36 @@ extension Provider {
                 if case .transport(let transport) = error as? CurlewError { return transport }
                 return error as? TransportError
             },
-            connect: { [self] attempt, lastEventID, receive in
+            connect: { [self] attempt, lastEventID in
                 let target = attempt == 0 ? target : reconnectTarget?(lastEventID) ?? target
-                try await connect(
-                    target, attempt: attempt, lastEventID: lastEventID, policy: policy, replaying: attempt > 0 && reconnectTarget == nil,
-                    attempts: attempts, receive: receive)
+                return try await connect(
+                    target, attempt: attempt, lastEventID: lastEventID, policy: policy,
+                    replaying: attempt > 0 && reconnectTarget == nil, attempts: attempts)
             })
     }
 
-    /// One connection attempt: the request built and sent through the chain, the head through the
-    /// plugins, then `receive` with the head and body.
-    ///
-    /// The attempt's request and context are kept in one object, and the head's stages run in a
-    /// function of their own: the frames around `receive` stay allocated while the stream is open.
+    /// One connection attempt: the provider's stages to the head (the plugins see it), then the head and
+    /// the body, detached from the exchange's scope, for the reader to read on its own task.
     private nonisolated func connect(
         _ target: Target, attempt: Int, lastEventID: String, policy: EventStreamPolicy, replaying: Bool,
-        attempts: EventStreamAttempts?, receive: EventStreamConnector.Receive
-    ) async throws {
-        let sending = try await prepareAttempt(
-            target, attempt: attempt, lastEventID: lastEventID, policy: policy, replaying: replaying)
-        var headArrived = false
-        do throws(CurlewError) {
-            let chain = MiddlewareNext(members: members, index: 0, transport: session)
-            try await chain(sending.request, sending.context) { head, body throws(CurlewError) in
-                headArrived = true
-                let (head, body) = try await accept(head, body: body, of: sending, target: target, attempts: attempts)
-                do {
-                    try await receive(head, body)
-                } catch {
-                    throw .underlying(HandlerFailure(error: error), nil)
-                }
-            }
-        } catch {
-            if case .underlying(let failure as HandlerFailure, _) = error { throw failure.error }
-            guard !headArrived else { throw error }
-            throw await finish(.failure(error), target: target)
-        }
-    }
-
-    /// An attempt's request and middleware context, once built.
-    private final class AttemptRequest: Sendable {
-        let request: TransportRequest
-        let context: MiddlewareContext
-        let stub: StubBehavior
-
-        init(request: TransportRequest, context: MiddlewareContext, stub: StubBehavior) {
-            self.request = request
-            self.context = context
-            self.stub = stub
-        }
-    }
-
-    /// Builds an attempt's request (endpoint, request closure, the event-stream fields) and shows it to
-    /// the plugins.
-    @inline(never)
-    private nonisolated func prepareAttempt(
-        _ target: Target, attempt: Int, lastEventID: String, policy: EventStreamPolicy, replaying: Bool
-    ) async throws -> AttemptRequest {
-        let endpoint = endpointClosure(target)
-        var request: TransportRequest
-        switch await prepareRequest(endpoint, target: target) {
-        case .success(let prepared):
-            request = prepared
-        case .failure(let error):
-            throw await finish(.failure(error), target: target)
-        }
-        if replaying, let body = request.body, !body.isReplayable {
-            throw await finish(.failure(.eventStream(.bodyNotReplayable)), target: target)
-        }
-        request = EventStreamRequest.prepare(request, lastEventID: lastEventID, policy: policy)
-        let stub = stubClosure(target)
-        if !plugins.isEmpty {
-            let shown = stub == .never ? await session.wireRequest(forStreamed: request) : request
-            for plugin in plugins { await plugin.willSend(shown, target: target) }
-        }
-        var context = MiddlewareContext(target: target, endpoint: endpoint, logger: logger, collectsBody: false, stub: stub)
-        context.reconnection = attempt
-        return AttemptRequest(request: request, context: context, stub: stub)
-    }
-
-    /// Runs an attempt's head through the plugins and validation; returns the head and body to read.
-    @inline(never)
-    private nonisolated func accept(
-        _ head: ResponseHead, body: ResponseBody, of sending: AttemptRequest, target: Target,
         attempts: EventStreamAttempts?
-    ) async throws(CurlewError) -> (ResponseHead, ResponseBody) {
-        var head = head
-        // A stub's sample data is an event stream whatever type its sample response names.
-        if sending.stub != .never, head.status.code == 200, head.headerFields[.contentType] == nil {
-            head.headerFields[.contentType] = "text/event-stream"
+    ) async throws(CurlewError) -> OpenedAttempt {
+        let call = ProviderCall(
+            endpointClosure(target), .eventStream(attempt: attempt, lastEventID: lastEventID, policy: policy, replaying: replaying))
+        return try await self.attempt(target, call) { response, body throws(CurlewError) in
+            var head = response.transportResponse.map(ResponseHead.init)
+                ?? ResponseHead(status: .init(code: response.statusCode), headerFields: response.headerFields)
+            // A sample's data is an event stream whatever type its sample response names.
+            if response.transportResponse == nil, head.status.code == 200, head.headerFields[.contentType] == nil {
+                head.headerFields[.contentType] = "text/event-stream"
+            }
+            if let request = response.request { attempts?.set(head: head, request: request) }
+            do throws(TransportError) {
+                return OpenedAttempt(head: head, body: try (body ?? ResponseBody(data: response.data)).detach())
+            } catch {
+                throw CurlewError(error)
+            }
         }
-        let response = try await finishing(.success(ApiResponse(head: head, request: sending.request)), target: target).get()
-        attempts?.set(head: head, request: sending.request)
-        return (head, response.isStreamed ? body : ResponseBody(data: response.data))
     }
 }
 

@@ -27,7 +27,7 @@ extension Provider {
         let endpoint = endpointClosure(target)
         return ProgressUpdates(
             run: { reporter throws(CurlewError) in
-                try await self.send(endpoint, target: target, progress: reporter).get()
+                try await self.attempt(target, ProviderCall(endpoint, .collect, progress: reporter)) { response, _ in response }
             },
             finalProgress: { reporter, response in reporter.completed(decoded: Self.decodedSize(response)) },
             cancellation: { .transport(TransportError(.cancelled, message: "the task was cancelled", url: endpoint.url)) },
@@ -51,7 +51,9 @@ extension Provider {
         let bodyDecoder = decoder.map(JSONBodyDecoder.init) ?? self.bodyDecoder
         return ProgressUpdates(
             run: { reporter throws(CurlewError) in
-                let response = try await self.send(endpoint, target: target, progress: reporter).get()
+                let response = try await self.attempt(target, ProviderCall(endpoint, .collect, progress: reporter)) {
+                    response, _ in response
+                }
                 return try ApiResult<Value, Message>.decode(from: response, with: bodyDecoder)
             },
             finalProgress: { reporter, result in reporter.completed(decoded: Self.decodedSize(result.response)) },

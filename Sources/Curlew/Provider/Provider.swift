@@ -16,8 +16,10 @@ public import Logging
 ///
 /// A request travels: endpoint closure → request closure → plugins' `prepare` and `willSend` → the
 /// middleware chain (``middleware``, outermost first; then in-flight sharing when ``trackInflights`` is
-/// on; then the stub responder, innermost) → the transport → validation → plugins' `didReceive` and
-/// `process`.
+/// on) → the transport, or a stubbed target's sample response → validation → plugins' `didReceive` and
+/// `process`. Every call takes that one path: ``request(_:)``, ``stream(_:isolation:_:)``,
+/// ``events(for:lastEventID:policy:reconnectTarget:)``, ``progress(for:)`` and the typed calls differ
+/// only in how they take the response.
 ///
 /// ```swift
 /// let provider = Provider<GitHub>()
@@ -50,7 +52,7 @@ public actor Provider<Target: TargetType> {
     public nonisolated let logger: Logger
     /// What decodes the bodies of typed calls (`request(_:as:)`) unless they are given a decoder.
     @usableFromInline nonisolated let bodyDecoder: JSONBodyDecoder
-    /// The chain's members: the user's middleware, in-flight sharing, the stub responder.
+    /// The chain's members: the user's middleware, then in-flight sharing. Empty: one call to the transport.
     nonisolated let members: [any Middleware]
     nonisolated let sharing: InflightSharing?
 
@@ -90,7 +92,7 @@ public actor Provider<Target: TargetType> {
         self.bodyDecoder = JSONBodyDecoder(decoder)
         let sharing = trackInflights ? InflightSharing() : nil
         self.sharing = sharing
-        members = middleware + (sharing.map { [$0] } ?? []) + [StubResponder()]
+        members = middleware + (sharing.map { [$0] } ?? [])
     }
 
     /// The number of distinct shared transfers in flight (with ``trackInflights``).

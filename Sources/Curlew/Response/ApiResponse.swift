@@ -12,6 +12,21 @@ public import Foundation
 /// Moya calls this `Response`; Curlew names it `ApiResponse` so it does not clash with the `Response`
 /// types of Vapor or Hummingbird in the same file.
 public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// How a response was taken, which says where its body is.
+    public enum Origin: Sendable, Hashable {
+        /// Received over the network with its whole body in ``ApiResponse/data`` (``ApiResponse/transportResponse``
+        /// holds what the engine received).
+        case network
+        /// Made without a transfer, with its body in ``ApiResponse/data``: a stub's sample response, or
+        /// one built by hand (by a plugin, a test).
+        case sample
+        /// The head of a response whose body is read as it arrives (``Provider/stream(_:isolation:_:)``,
+        /// an event stream's attempt): ``ApiResponse/data`` is empty.
+        case streamedHead
+        /// A download task's response: the body is in the file at ``ApiResponse/fileURL``.
+        case download
+    }
+
     /// The fields live in one immutable object: an `ApiResponse` is then one reference wide, so the
     /// results, errors and async frames that carry it stay small and copying it is one retain.
     private final class Storage: Sendable {
@@ -21,19 +36,19 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
         /// Nil when the fields are the transport response's, which parses them only when read.
         let headerFields: HTTPFields?
         let transportResponse: TransportResponse?
-        let isStreamed: Bool
+        let origin: Origin
         let download: DownloadResponse?
 
         init(
             statusCode: Int, data: Data, request: TransportRequest?, headerFields: HTTPFields?,
-            transportResponse: TransportResponse?, isStreamed: Bool = false, download: DownloadResponse? = nil
+            transportResponse: TransportResponse?, origin: Origin, download: DownloadResponse? = nil
         ) {
             self.statusCode = statusCode
             self.data = data
             self.request = request
             self.headerFields = headerFields
             self.transportResponse = transportResponse
-            self.isStreamed = isStreamed
+            self.origin = origin
             self.download = download
         }
     }
@@ -48,47 +63,59 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
     public var request: TransportRequest? { storage.request }
     /// The response head's header fields.
     public var headerFields: HTTPFields { storage.headerFields ?? storage.transportResponse?.headerFields ?? [:] }
-    /// What the engine received, when the response came over the network (nil for stubs).
+    /// What the engine received, when the response came over the network (nil for stubs and responses
+    /// built by hand).
     public var transportResponse: TransportResponse? { storage.transportResponse }
-    /// Whether this is the head of a streamed response (``Provider/stream(_:isolation:_:)``): its body is
-    /// read as it arrives, so ``data`` is empty.
-    public var isStreamed: Bool { storage.isStreamed }
+    /// How the response was taken: where its body is.
+    public var origin: Origin { storage.origin }
+    /// Whether this is the head of a streamed response (``Origin/streamedHead``): its body is read as it
+    /// arrives, so ``data`` is empty.
+    public var isStreamed: Bool { storage.origin == .streamedHead }
 
-    /// Creates a response.
+    /// Creates a response: ``Origin/network`` with a `transportResponse`, ``Origin/sample`` without.
     public init(
         statusCode: Int, data: Data, request: TransportRequest? = nil, headerFields: HTTPFields = [:],
         transportResponse: TransportResponse? = nil
     ) {
         storage = Storage(
             statusCode: statusCode, data: data, request: request, headerFields: headerFields,
-            transportResponse: transportResponse)
+            transportResponse: transportResponse, origin: transportResponse == nil ? .sample : .network)
     }
 
-    /// Creates a response from what the engine received for `request`.
+    /// Creates a response from what the engine received for `request` (``Origin/network``).
     public init(_ response: TransportResponse, request: TransportRequest) {
         storage = Storage(
             statusCode: response.status.code, data: response.body, request: request, headerFields: nil,
-            transportResponse: response)
+            transportResponse: response, origin: .network)
     }
 
-    /// The head of a streamed response to `request`: no data, ``isStreamed`` set.
-    /// A head that did not come over the network (HTTP version ``/CurlewEngine/HTTPVersion/none``: a
-    /// stub) has no ``transportResponse``.
-    public init(head: ResponseHead, request: TransportRequest) {
-        let fromNetwork = head.httpVersion != .none
+    /// The head of a streamed response to `request` (``Origin/streamedHead``): no data.
+    ///
+    /// - Parameters:
+    ///   - head: The response head.
+    ///   - request: The request it answers.
+    ///   - fromNetwork: Whether the head came over the network (false for a stub's), which gives the
+    ///     response a ``transportResponse``.
+    public init(head: ResponseHead, request: TransportRequest, fromNetwork: Bool = true) {
         storage = Storage(
             statusCode: head.status.code, data: Data(), request: request, headerFields: fromNetwork ? nil : head.headerFields,
-            transportResponse: fromNetwork ? TransportResponse(head: head) : nil, isStreamed: true)
+            transportResponse: fromNetwork ? TransportResponse(head: head) : nil, origin: .streamedHead)
     }
 
-    /// The response of a download task: its head, with the body in the file at `download.filePath`.
-    /// A head that did not come over the network (a stub) has no ``transportResponse``.
-    public init(download: DownloadResponse, request: TransportRequest) {
-        let fromNetwork = download.head.httpVersion != .none
+    /// The response of a download task (``Origin/download``): its head, with the body in the file at
+    /// `download.filePath`.
+    ///
+    /// - Parameters:
+    ///   - download: What the download wrote, with the response head.
+    ///   - request: The request it answers.
+    ///   - fromNetwork: Whether the response came over the network (false for a stub's sample data
+    ///     written to the file), which gives the response a ``transportResponse``.
+    public init(download: DownloadResponse, request: TransportRequest, fromNetwork: Bool = true) {
         storage = Storage(
             statusCode: download.head.status.code, data: Data(), request: request,
             headerFields: fromNetwork ? nil : download.head.headerFields,
-            transportResponse: fromNetwork ? TransportResponse(head: download.head) : nil, download: download)
+            transportResponse: fromNetwork ? TransportResponse(head: download.head) : nil, origin: .download,
+            download: download)
     }
 
     /// Where a download task's body was written; nil for other responses. ``data`` is then empty: read

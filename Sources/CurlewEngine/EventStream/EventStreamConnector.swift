@@ -6,31 +6,40 @@ import HTTPTypes
 /// Opens an event stream's connection attempts, one at a time; the reader decides what to do with
 /// each attempt's head, body and failure.
 package struct EventStreamConnector: Sendable {
-    /// Receives an attempt's head and body, inside the exchange: returning ends the attempt (a
-    /// transfer still running is aborted).
-    package typealias Receive = (ResponseHead, ResponseBody) async throws -> Void
-
-    /// Opens attempt `attempt` (0: the first), resuming after `lastEventID` ("" when none).
-    package var connect: @Sendable (_ attempt: Int, _ lastEventID: String, _ receive: Receive) async throws -> Void
+    /// Opens attempt `attempt` (0: the first), resuming after `lastEventID` ("" when none): returns its
+    /// final head and its body, detached from the call that opened it (dropping the body ends the attempt).
+    package var connect: @Sendable (_ attempt: Int, _ lastEventID: String) async throws -> OpenedAttempt
     /// The transport failure inside an error `connect` threw, if any: only those may be reconnected
     /// after.
     package var transportError: @Sendable (any Error) -> TransportError?
     /// Whether the stream may reconnect at all (a stubbed one may not).
     package var mayReconnect: Bool
-    /// Starts an attempt read directly by the reading task, when the connector can (a session's; nil
-    /// from the closure: this attempt needs `connect`). Saves a task and a hand-over per chunk.
+    /// Starts an attempt whose request is submitted synchronously and whose redirects the reader follows
+    /// (a session's), when the connector can (nil from the closure: this attempt needs `connect`).
     package var direct: (@Sendable (_ attempt: Int, _ lastEventID: String) throws -> sending EventStreamExchange?)?
 
     package init(
         mayReconnect: Bool = true,
         transportError: @escaping @Sendable (any Error) -> TransportError? = { $0 as? TransportError },
         direct: (@Sendable (_ attempt: Int, _ lastEventID: String) throws -> sending EventStreamExchange?)? = nil,
-        connect: @escaping @Sendable (_ attempt: Int, _ lastEventID: String, _ receive: Receive) async throws -> Void
+        connect: @escaping @Sendable (_ attempt: Int, _ lastEventID: String) async throws -> OpenedAttempt
     ) {
         self.connect = connect
         self.transportError = transportError
         self.mayReconnect = mayReconnect
         self.direct = direct
+    }
+}
+
+/// An attempt the connector opened: its final head, and its body detached from the call that opened it.
+/// One reference: the calls it passes through while the attempt opens keep a pointer, not the head.
+package final class OpenedAttempt: Sendable {
+    package let head: ResponseHead
+    package let body: DetachedResponseBody
+
+    package init(head: ResponseHead, body: DetachedResponseBody) {
+        self.head = head
+        self.body = body
     }
 }
 

@@ -1,4 +1,4 @@
-// Curlew — an event stream's connection attempts: opening one (directly or through a producer task),
+// Curlew — an event stream's connection attempts: opening one (directly or through the connector),
 // taking in its head, following its redirect, and the reconnection after it ends or fails.
 
 import HTTPTypes
@@ -10,18 +10,6 @@ import Foundation
 #endif
 
 extension EventStreamReader {
-
-    /// Waits for the channel's next item and keeps it for ``step()``; cancelling the reading task
-    /// closes the channel.
-    @inline(never)
-    nonisolated(nonsending) func receive(from channel: EventStreamChannel) async {
-        let item = await withTaskCancellationHandler {
-            await channel.receive()
-        } onCancel: {
-            channel.close()
-        }
-        if let item { received = item } else { receiveCancelled = true }
-    }
 
     /// Follows the direct attempt's redirect (the exchange skips its body and sends the next hop), or
     /// keeps its head as the answer when the rules or the policy do not follow it; a refusal fails the
@@ -48,58 +36,57 @@ extension EventStreamReader {
             if Task.isCancelled { throw fail(EventStreamError.transport(cancellation())) }
             if closer.isClosed { return }
         }
-        try startAttempt()
+        if let (attempt, lastEventID) = try startAttempt() { await connect(attempt: attempt, lastEventID: lastEventID) }
     }
 
-    /// Starts the next attempt: read directly when the connector can, else through a channel.
+    /// Starts the next attempt directly when the connector can; otherwise returns the attempt and the id
+    /// it resumes after, for ``connect(attempt:lastEventID:)``.
     @inline(never)
-    func startAttempt() throws {
+    func startAttempt() throws -> (Int, String)? {
         if Task.isCancelled { throw fail(EventStreamError.transport(cancellation())) }
         let attempt = attempts
         let lastEventID = parser.lastEventID
-        let connector = connector
         attempts += 1
         acceptedAt = nil
         attemptLastEventID = lastEventID
-        if let startDirect = connector.direct {
-            do {
-                if let exchange = try startDirect(attempt, lastEventID) {
-                    direct = exchange
-                    directHead = true
-                    closer.setWake(closerToken, exchange.abort)
-                    return
-                }
-            } catch {
-                // The attempt failed before its head: what a failed channel item would have said.
-                direct = nil
-                failedOpen = error
-                return
-            }
+        guard let startDirect = connector.direct else { return (attempt, lastEventID) }
+        do {
+            guard let exchange = try startDirect(attempt, lastEventID) else { return (attempt, lastEventID) }
+            direct = exchange
+            directHead = true
+            closer.setWake(closerToken, exchange.abort)
+        } catch {
+            // The attempt failed before its head: taken in as any failed attempt is.
+            direct = nil
+            failedOpen = error
         }
-        startProducer(attempt: attempt, lastEventID: lastEventID)
+        return nil
     }
 
-    /// Starts an attempt read through a channel: a task of its own holds the scoped exchange and hands
-    /// its head, chunks and end over.
+    /// Opens an attempt through the connector and keeps its head and detached body, or its failure.
+    ///
+    /// The connector's stages run in a task that ends with the head: a task's allocator keeps the
+    /// deepest stack the task ever had until it ends, and the reading task spends the stream's life
+    /// here, so their frames must not be its. No task lives beside the stream, and nothing is handed over
+    /// per chunk: the reading task reads the body itself.
     @inline(never)
-    func startProducer(attempt: Int, lastEventID: String) {
-        let channel = EventStreamChannel()
+    nonisolated(nonsending) func connect(attempt: Int, lastEventID: String) async {
         let connector = connector
-        self.channel = channel
-        let producer = Task {
-            do {
-                try await connector.connect(attempt, lastEventID) { head, body in
-                    guard await channel.send(.head(head)) else { return }
-                    try await channel.forward(body)
-                }
-            } catch {
-                _ = await channel.send(.failed(error))
-            }
+        let opening = Task { try await connector.connect(attempt, lastEventID) }
+        closer.setWake(closerToken) { opening.cancel() }
+        let result = await withTaskCancellationHandler {
+            await opening.result
+        } onCancel: {
+            opening.cancel()
         }
-        self.producer = producer
-        closer.setWake(closerToken) {
-            channel.close()
-            producer.cancel()
+        switch result {
+        case .success(let attempt):
+            let body = attempt.body
+            opened = body.makeAsyncIterator()
+            openedHead = attempt.head
+            closer.setWake(closerToken) { body.abortTransfer() }
+        case .failure(let error):
+            failedOpen = error
         }
     }
 
@@ -131,10 +118,7 @@ extension EventStreamReader {
         guard policy.reconnects, connector.mayReconnect, let transport = connector.transportError(error),
             Self.mayReconnect(after: transport.code)
         else {
-            if let error = error as? EventStreamError { throw fail(error) }
-            if let transport = error as? TransportError { throw fail(EventStreamError.transport(transport)) }
-            finished = true
-            throw error
+            throw ending(error)
         }
         // A connection lost after a working stream is the stream's end, not a failed attempt.
         if acceptedBefore == nil { try countFailure(error) }
@@ -145,12 +129,7 @@ extension EventStreamReader {
     /// Counts a failed attempt; throws `error` when the policy allows no more.
     func countFailure(_ error: any Error) throws {
         consecutiveFailures += 1
-        if let limit = policy.maxConsecutiveFailures, consecutiveFailures >= limit {
-            if let error = error as? EventStreamError { throw fail(error) }
-            if let transport = error as? TransportError { throw fail(EventStreamError.transport(transport)) }
-            finished = true
-            throw error
-        }
+        if let limit = policy.maxConsecutiveFailures, consecutiveFailures >= limit { throw ending(error) }
     }
 
     /// Sets the wait before the next attempt: the server's `retry` (else the policy's time), plus the
@@ -179,11 +158,20 @@ extension EventStreamReader {
         direct = nil
         directHead = false
         unfollowedRedirect = nil
-        channel?.close()
-        channel = nil
-        producer?.cancel()
-        producer = nil
+        // Dropping the detached body aborts a transfer still running.
+        opened = nil
+        openedHead = nil
         closer.setWake(closerToken, nil)
+    }
+
+    /// Ends the stream for good with `error`, which the stream throws: a transport failure (as the
+    /// connector finds one) as ``EventStreamError/transport(_:)``, anything else the connector threw as
+    /// it is.
+    func ending(_ error: any Error) -> any Error {
+        if let error = error as? EventStreamError { return fail(error) }
+        if let transport = connector.transportError(error) { return fail(EventStreamError.transport(transport)) }
+        finished = true
+        return error
     }
 
     /// Ends the stream for good with `error`.

@@ -16,21 +16,19 @@ package final class EventStreamReader {
     var parser: EventStreamParser
     var events: [ServerSentEvent] = []
     var delivered = 0
-    /// The running attempt: its channel and the task that holds its connection.
-    var channel: EventStreamChannel?
-    var producer: Task<Void, Never>?
-    /// The running attempt when the reading task reads its transfer directly (no channel, no producer);
-    /// `directHead`: its head is still to come.
+    /// The running attempt when its transfer was submitted by the reader (a session's), which follows
+    /// its redirects; `directHead`: its head is still to come.
     var direct: EventStreamExchange?
     var directHead = false
-    /// A direct attempt that failed before its head.
+    /// The running attempt when the connector opened it (a provider's stages, or a request the session
+    /// cannot submit directly): its body, detached from the call that opened it, and its head until
+    /// taken in.
+    var opened: DetachedResponseBody.Iterator?
+    var openedHead: ResponseHead?
+    /// An attempt that failed before its head.
     var failedOpen: (any Error)?
     /// The direct attempt's head that is a redirect not followed, to take in as the answer.
     var unfollowedRedirect: ResponseHead?
-    /// The channel's item, received and not yet taken in; or the channel closed because the reading
-    /// task was cancelled.
-    var received: EventStreamItem?
-    var receiveCancelled = false
     /// Attempts opened so far, and the id the last one resumed after.
     var attempts = 0
     var attemptLastEventID = ""
@@ -67,8 +65,6 @@ package final class EventStreamReader {
 
     deinit {
         closer.unregister(closerToken)
-        channel?.close()
-        producer?.cancel()
         direct?.close()
     }
 
@@ -94,7 +90,7 @@ package final class EventStreamReader {
             case .open: try await open()
             case .read(let exchange): await exchange.wait()
             case .redirect(let exchange, let head): await follow(head, of: exchange)
-            case .receive(let channel): await receive(from: channel)
+            case .readOpened(let body): await body.waitForBytes()
             }
         }
     }
@@ -110,7 +106,7 @@ package final class EventStreamReader {
             case .open: try await open()
             case .read(let exchange): await exchange.wait()
             case .redirect(let exchange, let head): await follow(head, of: exchange)
-            case .receive(let channel): await receive(from: channel)
+            case .readOpened(let body): await body.waitForBytes()
             }
         }
     }
@@ -125,8 +121,8 @@ package final class EventStreamReader {
         case open
         /// Wait for the direct attempt's head or bytes.
         case read(EventStreamExchange)
-        /// Wait for the channel's next item.
-        case receive(EventStreamChannel)
+        /// Wait for the opened attempt's bytes.
+        case readOpened(DetachedResponseBody)
         /// The direct attempt's head is a redirect: follow it (the exchange sends the next hop).
         case redirect(EventStreamExchange, ResponseHead)
     }
@@ -150,11 +146,21 @@ package final class EventStreamReader {
             if let error = failedOpen {
                 failedOpen = nil
                 try take(.failed(error))
-            } else if receiveCancelled {
-                receiveCancelled = false
-                throw fail(EventStreamError.transport(cancellation()))
-            } else if let item = received {
-                received = nil
+            } else if let head = openedHead {
+                openedHead = nil
+                try take(.head(head))
+            } else if var body = opened {
+                let item: EventStreamItem
+                do {
+                    defer { opened = body }
+                    switch try body.poll() {
+                    case .chunk(let chunk): item = .bytes(chunk)
+                    case .end: item = .end
+                    case .pending: return .readOpened(body.owner)
+                    }
+                } catch {
+                    item = .failed(error)
+                }
                 try take(item)
             } else if let direct {
                 let item: EventStreamItem
@@ -182,8 +188,6 @@ package final class EventStreamReader {
                     item = .failed(error)
                 }
                 try take(item)
-            } else if let channel {
-                return .receive(channel)
             } else {
                 return .open
             }

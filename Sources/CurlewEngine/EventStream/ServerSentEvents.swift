@@ -130,9 +130,9 @@ extension CurlSession {
             direct: { [self] attempt, lastEventID in
                 try startEventStream(try attemptRequest(attempt, lastEventID))
             },
-            connect: { [self] attempt, lastEventID, receive in
+            connect: { [self] attempt, lastEventID in
                 let wire = try attemptRequest(attempt, lastEventID)
-                try await perform(wire) { head, body in try await receive(head, body) }
+                return try await perform(wire) { head, body in OpenedAttempt(head: head, body: try body.detach()) }
             })
         return ServerSentEvents(connector: connector, policy: policy, lastEventID: lastEventID)
     }

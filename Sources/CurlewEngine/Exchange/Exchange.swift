@@ -144,7 +144,8 @@ final class Exchange: Sendable {
     func submitAndWaitForHead() async throws(TransportError) -> ResponseHead {
         submitStreamed()
         while true {
-            if let head = try pollHead() { return head }
+            // Taken: the reader keeps the head it needs, and a stream holds no second copy for its life.
+            if let head = try pollHead(taking: true) { return head }
             await withTaskCancellationHandler {
                 await waitForHead()
             } onCancel: {
@@ -255,6 +256,20 @@ final class Exchange: Sendable {
         case .none: break
         }
         return action
+    }
+
+    /// Takes the streamed body out of its handler's scope (see ``ResponseBody/detach()``): false when the
+    /// response is collected or was detached already.
+    func detach() -> Bool {
+        state.withLock { $0.machine.detach() }
+    }
+
+    /// The scoped call is over: aborts the transfer unless its body was detached. Returns whether it was.
+    @discardableResult
+    func closeScope() -> Bool {
+        let (action, detached) = state.withLock { ($0.machine.scopeClosed(), $0.machine.detached) }
+        if action == .tellLoopToCancel { loop.enqueue(.cancel(self)) }
+        return detached
     }
 
     /// The reader let go without a handler (an event stream's attempt): a transfer still running is aborted.

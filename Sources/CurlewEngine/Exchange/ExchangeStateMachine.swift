@@ -58,6 +58,9 @@ struct ExchangeStateMachine: Sendable {
     var request: RequestSide
     /// How the transfer ended, once it has (taken by a buffered caller).
     private(set) var outcome: TransferOutcome?
+    /// Whether the streamed body was taken out of the scope it was handed to (``detach()``): the scope's
+    /// end then leaves the transfer running, and the body's owner ends it.
+    private(set) var detached = false
 
     init(response: ResponseSide, request: RequestSide) {
         self.response = response
@@ -252,6 +255,20 @@ struct ExchangeStateMachine: Sendable {
         case abort
         /// Wait for the transfer to end (the request body is still being sent); the total timeout applies.
         case awaitEnd
+    }
+
+    /// The reader takes a streamed body out of its handler's scope. False for a collected response, and
+    /// when it was taken already.
+    mutating func detach() -> Bool {
+        guard response.isStreamed, !detached else { return false }
+        detached = true
+        return true
+    }
+
+    /// The scoped call the transfer ran in is over (returned or threw): the transfer is aborted unless
+    /// its body was detached, whose owner ends it instead.
+    mutating func scopeClosed() -> StageAction {
+        detached ? .none : cancel()
     }
 
     /// The handler the response was handed to returned (`returned`) or threw. A handler that returned

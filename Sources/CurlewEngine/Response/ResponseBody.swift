@@ -9,8 +9,8 @@ public import HTTPTypes
 
 /// The body of a streamed response, as chunks of bytes in the order they arrive.
 ///
-/// Iterate it once, inside the closure it was handed to (``CurlSession/perform(_:isolation:_:)``); a
-/// second iteration, or one after the closure has returned, throws
+/// Iterate it once, inside the closure it was handed to (``CurlSession/perform(_:isolation:_:)``), or
+/// after detaching it (``detach()``); a second iteration, or one after the closure has returned, throws
 /// ``TransportError/Code/bodyUnavailable``. Each chunk holds at most the session's receive buffer
 /// (``SessionConfiguration/receiveBufferSize``); a `gzip` or `deflate` body is decoded as it is read.
 ///
@@ -55,7 +55,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
     }
 
     /// Marks the end of the scope the body was handed out for: later reads fail with
-    /// ``TransportError/Code/bodyUnavailable``.
+    /// ``TransportError/Code/bodyUnavailable`` (unless the body was detached).
     package func endScope() { source.endScope() }
 
     public func makeAsyncIterator() -> Iterator {
@@ -202,6 +202,8 @@ final class BodySource: Sendable {
 
     private struct State {
         var reading = Reading.fresh
+        /// Taken out of its scope (``ResponseBody/detach()``): the scope's end leaves it readable.
+        var detached = false
         var trailers: HTTPFields?
         /// Buffered backing: the next offset handed out.
         var offset = 0
@@ -242,9 +244,41 @@ final class BodySource: Sendable {
     }
 
     /// The closure the body was handed to returned: later reads fail (the exchange drops the transfer's
-    /// bytes when its scope ends).
-    func endScope() {
+    /// bytes when its scope ends). Returns false, and changes nothing, for a detached body: its owner
+    /// ends it (``release()``).
+    @discardableResult
+    func endScope() -> Bool {
+        state.withLock { state in
+            if state.detached { return false }
+            state.reading = .scopeEnded
+            return true
+        }
+    }
+
+    /// Takes the body out of its scope before it is iterated; throws when it was iterated, its scope
+    /// ended, or it was taken already.
+    func detach() throws(TransportError) {
+        let refusal = state.withLock { state -> String? in
+            guard !state.detached else { return "the response body was detached already" }
+            switch state.reading {
+            case .fresh: break
+            case .iterated: return "the response body was detached after its reading began"
+            case .scopeEnded: return "the response body was detached after the closure it was handed to returned"
+            }
+            if case .live(let live) = backing, !live.exchange.detach() {
+                return "the response body's transfer cannot outlive its closure"
+            }
+            state.detached = true
+            return nil
+        }
+        if let refusal { throw TransportError(.bodyUnavailable, message: refusal) }
+    }
+
+    /// The owner of a detached body let go: later reads fail, and a transfer still running is aborted
+    /// (its connection closed).
+    func release() {
         state.withLock { $0.reading = .scopeEnded }
+        if case .live(let live) = backing { live.exchange.release() }
     }
 
     func makeDecoder() -> ContentDecoder? {

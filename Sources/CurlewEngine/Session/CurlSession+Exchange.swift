@@ -53,12 +53,13 @@ extension CurlSession {
     /// Runs `body` with `exchange` (which `body` submits) and, for a stream body, its producer running in a
     /// child task. When `body` returns or throws, a transfer still running is aborted (its connection
     /// closed) and the producer is stopped and awaited; `body` decides first whether to let the transfer
-    /// end (``Exchange/awaitEnd()``).
+    /// end (``Exchange/awaitEnd()``). A transfer whose body was detached runs on, and its producer is
+    /// awaited until it has written the whole request body.
     func withExchange<Result>(
         _ exchange: Exchange, isolation: isolated (any Actor)?, _ body: (Exchange) async throws -> Result
     ) async throws -> Result {
         guard case .stream(let producer) = exchange.request.request.body?.storage else {
-            defer { exchange.abort() }
+            defer { exchange.closeScope() }
             return try await body(exchange)
         }
         let trailers = exchange.request.request.body?.trailerSource
@@ -68,9 +69,12 @@ extension CurlSession {
                 await Self.produce(producer, into: exchange, trailers: trailers, request: request)
             }
             defer {
-                exchange.abort()
-                exchange.closeRequest()
-                group.cancelAll()
+                // A detached body's transfer runs on: its producer finishes the request body, and the
+                // group waits for it.
+                if !exchange.closeScope() {
+                    exchange.closeRequest()
+                    group.cancelAll()
+                }
             }
             return try await body(exchange)
         }

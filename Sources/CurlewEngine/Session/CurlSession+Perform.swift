@@ -13,7 +13,8 @@ extension CurlSession {
     /// never idleness. No body limit applies unless the request sets one
     /// (``TransferOptions/maxResponseBodySize``).
     ///
-    /// The body is valid only inside `handler`. Returning (or throwing) before its last byte, or
+    /// The body is valid only inside `handler`, unless `handler` detaches it (``ResponseBody/detach()``:
+    /// this then returns while the transfer runs on). Returning (or throwing) before its last byte, or
     /// cancelling the calling task, aborts the transfer and closes its connection at once; a stream body's
     /// producer is cancelled and awaited before this returns. Returning after the last byte while a stream
     /// body is still being produced (a full-duplex exchange) lets the request body end: this returns once
@@ -90,11 +91,11 @@ extension CurlSession {
             do {
                 (result, letEnd) = try await body(head, ResponseBody(source))
             } catch {
-                source.endScope()
-                _ = exchange.scopeEnded(returned: false)
+                if source.endScope() { _ = exchange.scopeEnded(returned: false) }
                 throw error
             }
-            source.endScope()
+            // A detached body's owner ends the transfer, not this scope.
+            guard source.endScope() else { return result }
             if case .awaitEnd = exchange.scopeEnded(returned: letEnd) {
                 try Self.settle(await exchange.awaitEnd())
             }

@@ -11,8 +11,9 @@ public protocol HTTPTransport: Sendable {
     /// Sends the request and hands the response head and its body, read as it arrives, to `handler`;
     /// returns what `handler` returns.
     ///
-    /// The body is valid only inside `handler`. Returning (or throwing) before its last byte aborts the
-    /// transfer and closes its connection; so does cancelling the calling task.
+    /// The body is valid only inside `handler`, unless `handler` detaches it (``ResponseBody/detach()``).
+    /// Returning (or throwing) before its last byte aborts the transfer and closes its connection; so
+    /// does cancelling the calling task.
     ///
     /// - Throws: ``TransportError`` for transport failures, what `handler` throws, or what a stream
     ///   body's producer threw.

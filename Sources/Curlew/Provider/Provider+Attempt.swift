@@ -1,0 +1,205 @@
+// Curlew — the one path from a target to the transport: every call (collect, download, stream, an event
+// stream's attempt, with or without progress) runs the provider's stages here, once.
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension Provider {
+    /// Runs a call's stages once, in order: the request closure and plugins' `prepare`, the call's own
+    /// request fields (progress, a download's resume range, an event stream's), plugins' `willSend`,
+    /// the middleware chain and the transport (or the stub), the response as the call takes it,
+    /// validation by the target's `validationType`, plugins' `didReceive` and `process`; then `receive`
+    /// with the response and, for a streamed response, its body (nil: the body is the response's data),
+    /// inside the exchange's scope.
+    ///
+    /// An empty chain is one call to the transport: a collected response is the transport's own, with
+    /// nothing in between. A failure anywhere before the plugins' `didReceive` reaches them; a response a
+    /// plugin makes of it is handed to `receive`. A failure after them (validation, a plugin) and what
+    /// `receive` throws go through the chain as they are, and no plugin sees them again. A `receive` that
+    /// returns without ending a streamed body ends the transfer, unless it detached the body (an event
+    /// stream's attempt).
+    ///
+    /// - Throws: ``CurlewError``, mapped once: where a stage outside the provider layer threw it (the
+    ///   request closure and plugins here, the transport at the chain's end).
+    nonisolated(nonsending) func attempt<Return>(
+        _ target: Target, _ call: ProviderCall,
+        receive: (ApiResponse, ResponseBody?) async throws(CurlewError) -> Return
+    ) async throws(CurlewError) -> Return {
+        let codes = target.validationType.statusCodes
+        // Set once the plugins are about to see a response: a failure after that is not shown them again.
+        var seen = false
+        var download: DownloadReceiver?
+        let result: Return
+        do throws(CurlewError) {
+            var request = try await prepare(target, call)
+            var collects = false
+            if case .collect = call.kind {
+                if let destination = call.endpoint.task.downloadDestination {
+                    // A download asks for the rest of a partial file: plugins see those fields too.
+                    let receiver = DownloadReceiver(request, destination: destination, options: target.downloadOptions)
+                    download = receiver
+                    request = receiver.request
+                } else {
+                    collects = true
+                }
+            }
+            let stub = stubClosure(target)
+            if !plugins.isEmpty { await announce(request, target: target, stub: stub, collects: collects) }
+            if members.isEmpty, stub == .never, collects {
+                let response = try await collect(request)
+                seen = true
+                result = try await settle(response, nil, target: target, codes: codes, receive: receive)
+            } else {
+                var context = MiddlewareContext(
+                    target: target, endpoint: call.endpoint, logger: logger, collectsBody: collects, stub: stub)
+                context.reconnection = call.reconnection
+                let chain = MiddlewareNext(members: members, index: 0, transport: session)
+                result = try await chain(request, context) { [download] head, body throws(CurlewError) in
+                    let taken = try await Self.response(
+                        of: head, body: body, request: request, kind: call.kind, download: download, codes: codes,
+                        sample: stub != .never)
+                    seen = true
+                    return try await settle(taken, body, target: target, codes: codes, receive: receive)
+                }
+            }
+        } catch {
+            // Validation's and the plugins' failures (which the plugins saw), and what `receive` threw, as
+            // they are.
+            if seen {
+                download?.discardKept()
+                throw error
+            }
+            return try await recover(error, target: target, download: download, receive: receive)
+        }
+        download?.discardKept()
+        return result
+    }
+
+    /// Plugins' `willSend` with the request as it goes on the wire, with the fields the transport adds (a
+    /// stub sends nothing).
+    // Out of line, as `recover` is (neither runs on the common path): an async function's frame holds every
+    // value any of its paths keeps across a wait, and an event stream's attempt waits for its head with
+    // `attempt`'s frame allocated.
+    @inline(never)
+    private nonisolated(nonsending) func announce(_ request: TransportRequest, target: Target, stub: StubBehavior, collects: Bool) async {
+        let shown: TransportRequest
+        if stub != .never {
+            shown = request
+        } else if collects {
+            shown = await session.wireRequest(for: request)
+        } else {
+            shown = await session.wireRequest(forStreamed: request)
+        }
+        for plugin in plugins { await plugin.willSend(shown, target: target) }
+    }
+
+    /// A failure before the plugins saw a response: they see it, and a response one of them makes of it
+    /// goes to `receive`.
+    @inline(never)
+    private nonisolated(nonsending) func recover<Return>(
+        _ error: CurlewError, target: Target, download: DownloadReceiver?,
+        receive: (ApiResponse, ResponseBody?) async throws(CurlewError) -> Return
+    ) async throws(CurlewError) -> Return {
+        var error = error
+        if let download {
+            // A middleware may have tried more than once: settle the partial files earlier attempts kept.
+            // Only a transport failure can report one; otherwise it would be left where nobody knows of it.
+            if case .transport(let failure) = error {
+                error = .transport(download.reportingKept(in: failure))
+            } else {
+                download.discardKept()
+            }
+        }
+        let response = try await finishing(.failure(error), target: target).get()
+        return try await receive(response, nil)
+    }
+
+    /// An empty chain's whole exchange for a collected response: the transport's, as the provider's.
+    @inline(__always)
+    private nonisolated(nonsending) func collect(_ request: TransportRequest) async throws(CurlewError) -> ApiResponse {
+        ApiResponse(try await MiddlewareNext.collect(request, transport: session), request: request)
+    }
+
+    /// Validation and the plugins on the response a call took, then `receive` with it (and, for a streamed
+    /// response, its body).
+    // A method, not a local function: one that captured the call's state would box it on the heap.
+    @inline(__always)
+    private nonisolated(nonsending) func settle<Return>(
+        _ taken: ApiResponse, _ body: ResponseBody?, target: Target, codes: [Int],
+        receive: (ApiResponse, ResponseBody?) async throws(CurlewError) -> Return
+    ) async throws(CurlewError) -> Return {
+        var result = Self.validate(.success(taken), codes: codes)
+        if !plugins.isEmpty { result = await finishing(result, target: target) }
+        let response = try result.get()
+        return try await receive(response, response.origin == .streamedHead ? body : nil)
+    }
+
+    /// The request closure, plugins' `prepare` and the call's own fields: the request the chain is given.
+    // Inlined, as `collect`, `response(of:)` and `settle` are: every call passes here, and an async frame of
+    // its own costs a task allocation and a release per call.
+    @inline(__always)
+    private nonisolated(nonsending) func prepare(_ target: Target, _ call: ProviderCall) async throws(CurlewError) -> TransportRequest {
+        var request: TransportRequest
+        do {
+            request = try await requestClosure(call.endpoint)
+            for plugin in plugins { request = try await plugin.prepare(request, target: target) }
+        } catch {
+            throw CurlewError(mapping: error, url: call.endpoint.url)
+        }
+        if Task.isCancelled { throw .transport(.cancelled(request)) }
+        if let progress = call.progress { request.options.progressReporter = progress }
+        if case .eventStream(_, let lastEventID, let policy, let replaying) = call.kind {
+            if replaying, let body = request.body, !body.isReplayable { throw .eventStream(.bodyNotReplayable) }
+            request = EventStreamRequest.prepare(request, lastEventID: lastEventID, policy: policy)
+        }
+        return request
+    }
+
+    /// The response as the call takes it: the whole body (in memory, or a download's file; a status the
+    /// target's validation refuses is read into memory and never replaces the destination), or the head
+    /// of a body read as it arrives.
+    @inline(__always)
+    private nonisolated(nonsending) static func response(
+        of head: ResponseHead, body: ResponseBody, request: TransportRequest, kind: CallKind,
+        download: DownloadReceiver?, codes: [Int], sample: Bool
+    ) async throws(CurlewError) -> ApiResponse {
+        switch kind {
+        case .stream, .eventStream:
+            return ApiResponse(head: head, request: request, fromNetwork: !sample)
+        case .collect:
+            if let download, codes.isEmpty || codes.contains(head.status.code) {
+                do throws(TransportError) {
+                    return ApiResponse(download: try await download.receive(head, body), request: request, fromNetwork: !sample)
+                } catch {
+                    throw CurlewError(error)
+                }
+            }
+            let response = try await body.completeResponse(head: head)
+            if sample {
+                return ApiResponse(statusCode: response.status.code, data: response.body, request: request, headerFields: response.headerFields)
+            }
+            return ApiResponse(response, request: request)
+        }
+    }
+
+    /// Runs the plugins' `didReceive` and `process` on `result`.
+    nonisolated(nonsending) func finishing(
+        _ result: Result<ApiResponse, CurlewError>, target: Target
+    ) async -> Result<ApiResponse, CurlewError> {
+        var result = result
+        for plugin in plugins { await plugin.didReceive(result, target: target) }
+        for plugin in plugins { result = await plugin.process(result, target: target) }
+        return result
+    }
+
+    /// Applies the target's validation: a status outside `codes` fails, keeping the response reachable.
+    static func validate(_ result: Result<ApiResponse, CurlewError>, codes: [Int]) -> Result<ApiResponse, CurlewError> {
+        guard case .success(let response) = result, !codes.isEmpty, !codes.contains(response.statusCode) else {
+            return result
+        }
+        return .failure(.statusCode(response))
+    }
+}
