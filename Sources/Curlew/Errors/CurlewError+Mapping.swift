@@ -17,10 +17,8 @@ extension CurlewError {
             self.init(error)
         case let error as EventStreamError:
             self = .eventStream(error)
-        case is CancellationError:
-            self = .transport(TransportError(.cancelled, message: "the task was cancelled", url: url))
         default:
-            if Task.isCancelled {
+            if error is CancellationError || Task.isCancelled {
                 self = .transport(TransportError(.cancelled, message: "the task was cancelled", url: url))
             } else {
                 self = .underlying(error, nil)

@@ -49,9 +49,9 @@ extension Provider {
             let stub = stubClosure(target)
             if !plugins.isEmpty { await announce(request, target: target, stub: stub, collects: collects) }
             if members.isEmpty, stub == .never, collects {
-                let response = try await collect(request)
+                let response = try await MiddlewareNext.collect(request, transport: session)
                 seen = true
-                result = try await settle(response, nil, target: target, codes: codes, receive: receive)
+                result = try await settle(ApiResponse(response, request: request), nil, target: target, codes: codes, receive: receive)
             } else {
                 var context = MiddlewareContext(
                     target: target, endpoint: call.endpoint, logger: logger, collectsBody: collects, stub: stub)
@@ -117,12 +117,6 @@ extension Provider {
         return try await receive(response, nil)
     }
 
-    /// An empty chain's whole exchange for a collected response: the transport's, as the provider's.
-    @inline(__always)
-    private nonisolated(nonsending) func collect(_ request: TransportRequest) async throws(CurlewError) -> ApiResponse {
-        ApiResponse(try await MiddlewareNext.collect(request, transport: session), request: request)
-    }
-
     /// Validation and the plugins on the response a call took, then `receive` with it (and, for a streamed
     /// response, its body).
     // A method, not a local function: one that captured the call's state would box it on the heap.
@@ -138,7 +132,7 @@ extension Provider {
     }
 
     /// The request closure, plugins' `prepare` and the call's own fields: the request the chain is given.
-    // Inlined, as `collect`, `response(of:)` and `settle` are: every call passes here, and an async frame of
+    // Inlined, as `response(of:)` and `settle` are: every call passes here, and an async frame of
     // its own costs a task allocation and a release per call.
     @inline(__always)
     private nonisolated(nonsending) func prepare(_ target: Target, _ call: ProviderCall) async throws(CurlewError) -> TransportRequest {
