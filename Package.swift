@@ -19,12 +19,20 @@ let package = Package(
         .library(name: "Curlew", targets: ["Curlew"]),
         .library(name: "CurlewEngine", targets: ["CurlewEngine"]),
         .library(name: "CurlewTesting", targets: ["CurlewTesting"]),
+        // A session as a swift-service-lifecycle `Service`: its own product, so that services that do not
+        // run a ServiceGroup do not build swift-async-algorithms and swift-collections.
+        .library(name: "CurlewServiceLifecycle", targets: ["CurlewServiceLifecycle"]),
         .executable(name: "curlew-demo", targets: ["CurlewDemo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // Tests only: a W3C trace-context instrument that puts `traceparent` on the wire.
+        .package(url: "https://github.com/swift-otel/swift-w3c-trace-context", from: "1.0.0"),
     ],
     targets: [
         // libcurl from the system (headers: libcurl4-openssl-dev).
@@ -47,6 +55,18 @@ let package = Package(
                 "CCurlShims", "CCurl", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: strict
+        ),
+        // A session as a swift-service-lifecycle Service (graceful shutdown on the group's signal).
+        .target(
+            name: "CurlewServiceLifecycle",
+            dependencies: [
+                "CurlewEngine",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -120,6 +140,22 @@ let package = Package(
             name: "CurlewTests",
             dependencies: [
                 "Curlew", "CurlewJSON", "CurlewTestSupport", "CurlewTesting",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "CurlewServiceLifecycleTests",
+            dependencies: [
+                "CurlewServiceLifecycle", "CurlewEngine", "CurlewTestSupport", "CurlewTesting", "CCurlShims",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],

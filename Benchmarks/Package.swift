@@ -11,6 +11,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.27.0"),
+        // The metrics API, for the provider with a trivial recording backend (`curlew-metrics`).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         // Only for sse-conformance (the parsing table run against the OpenAPI runtime's SSE decoder).
         .package(url: "https://github.com/apple/swift-openapi-runtime", exact: "1.13.4"),
     ],
@@ -20,7 +22,10 @@ let package = Package(
         // Curlew's clients (provider and bare engine); `make bench-smoke` builds only this one.
         .executableTarget(
             name: "bench-curlew",
-            dependencies: ["BenchCore", .product(name: "Curlew", package: "Curlew")]
+            dependencies: [
+                "BenchCore", .product(name: "Curlew", package: "Curlew"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
         ),
         // Server-sent events (issue 17): Curlew's client on `CurlSession.events(for:)`, or through a provider
         // (`BENCH_SSE_CLIENT=provider`) (10,000 streams, parse rate).

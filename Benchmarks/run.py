@@ -67,6 +67,9 @@ STREAMING_CLIENTS = {"curlew", "curlew-engine", "c-libcurl"}
 # request, on the small GETs only (elsewhere it would repeat the provider's figures).
 CHAIN_CLIENT = "curlew-chain"
 CHAIN_WORKLOADS = {"small-get-1", "small-get-64"}
+# The provider with metrics recorded into the cheapest backend (one atomic add per record): what
+# telemetry costs per request, on the same small GETs.
+METRICS_CLIENT = "curlew-metrics"
 TLS_WORKLOADS = {"https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume"} | H2_WORKLOADS | STREAM_WORKLOADS
 # URLSession on Linux cannot trust a custom CA, so it sits the HTTPS workloads out.
 NO_TLS_CLIENTS = {"urlsession"}
@@ -457,7 +460,7 @@ def runs_workload(client, workload):
     # The peers, and a baseline built before these workloads existed, sit them out.
     if workload in STREAMING_ONLY and (client not in STREAMING_CLIENTS):
         return False
-    if (client == CHAIN_CLIENT or "@" in client) and workload not in CHAIN_WORKLOADS:
+    if (client in (CHAIN_CLIENT, METRICS_CLIENT) or "@" in client) and workload not in CHAIN_WORKLOADS:
         return False
     return True
 
@@ -616,6 +619,7 @@ def build(smoke, out):
     commands = {
         "curlew": [os.path.join(release, "bench-curlew"), "curlew"],
         CHAIN_CLIENT: [os.path.join(release, "bench-curlew"), CHAIN_CLIENT],
+        METRICS_CLIENT: [os.path.join(release, "bench-curlew"), METRICS_CLIENT],
         "curlew-engine": [os.path.join(release, "bench-curlew"), "curlew-engine"],
         "curlew-provider": [os.path.join(release, "bench-sse")],  # the event-stream workloads only
         "c-libcurl": [os.path.join(out, "bench-c")],
@@ -768,7 +772,9 @@ def main():
                     if client not in commands or not os.path.isfile(commands[client][0]):
                         continue  # not a client binary (`gzip-1` and `curl-F` are timed by run.py itself)
                     ours = client.startswith("curlew") or client == "c-libcurl"
-                    if workload != "small-get-1" and (not ours or client.startswith(CHAIN_CLIENT) or "@" in client):
+                    if workload != "small-get-1" and (
+                        not ours or client.startswith(CHAIN_CLIENT) or client == METRICS_CLIENT or "@" in client
+                    ):
                         continue
                     # The peers once: their counts are far from the targets, and under valgrind they are slow.
                     repeats = 3 if ours else 1

@@ -1,5 +1,6 @@
 // Curlew benchmarks — Curlew's clients: the provider (`curlew`), the provider with a retry and an
-// authentication middleware installed (`curlew-chain`), and the bare engine (`curlew-engine`).
+// authentication middleware installed (`curlew-chain`), the provider recording metrics into a trivial
+// backend (`curlew-metrics`), and the bare engine (`curlew-engine`).
 
 import BenchCore
 import Curlew
@@ -19,6 +20,16 @@ struct BenchTarget: TargetType {
         if body != nil { fields["Content-Type"] = "application/json" }
         if closesConnection { fields["Connection"] = "close" }
         return fields.isEmpty ? nil : fields
+    }
+}
+
+extension BenchTarget {
+    /// The workload's request as a target at `base`.
+    init(_ workload: Workload, base: String) throws {
+        guard let url = URL(string: base) else { throw BenchFailure("bad base URL") }
+        self.init(
+            baseURL: url, path: workload.path, method: HTTPMethod(workload.method) ?? .get, body: workload.body,
+            closesConnection: workload.newConnections)
     }
 }
 
@@ -43,8 +54,9 @@ func drain(_ body: ResponseBody) async throws -> Int {
     return count
 }
 
-func makeSession(_ workload: Workload) throws -> CurlSession {
+func makeSession(_ workload: Workload, metrics: Bool = false) throws -> CurlSession {
     var configuration = SessionConfiguration()
+    if metrics { configuration.telemetry = Telemetry(metricsFactory: TrivialMetrics()) }
     configuration.maxResponseBodySize = 512 * 1024 * 1024
     configuration.maxPooledHandles = max(256, workload.concurrency)
     configuration.maxIdleConnections = max(1024, workload.concurrency)
@@ -132,11 +144,7 @@ func providerFileClient(_ workload: Workload, base: String, session: CurlSession
             MultipartFormBodyPart(provider: .file(URL(fileURLWithPath: file)), name: "file", mimeType: "application/octet-stream")
         ])
         let target = FileTaskTarget(baseURL: url, path: workload.path, method: .post, task: .uploadMultipart(form))
-        return BenchClient({
-            let response = try await provider.request(target)
-            guard response.statusCode == 200 else { throw BenchFailure("status \(response.statusCode)") }
-            return response.data.count
-        }, extraFigures: loopFigures(session))
+        return requestClient(provider, target, session)
     }
     guard workload.downloadsToFile, let folder = BenchPayloads.fileFolder else { throw BenchFailure("BENCH_FILE_DIR is not set") }
     let path = "\(folder)/download-curlew-\(getpid())"
@@ -192,6 +200,15 @@ struct BenchAuthenticator: Authenticator {
     }
 }
 
+/// Requests `target` through `provider`, expecting 200.
+func requestClient<Target: TargetType>(_ provider: Provider<Target>, _ target: Target, _ session: CurlSession) -> BenchClient {
+    BenchClient({
+        let response = try await provider.request(target)
+        guard response.statusCode == 200 else { throw BenchFailure("status \(response.statusCode)") }
+        return response.data.count
+    }, extraFigures: loopFigures(session))
+}
+
 /// The engine's loop-thread CPU per request, reported beside the process figures.
 func loopFigures(_ session: CurlSession) -> @Sendable (Int) -> [(String, String)] {
     let before = session.statistics.loopCPUTime
@@ -206,6 +223,13 @@ func loopFigures(_ session: CurlSession) -> @Sendable (Int) -> [(String, String)
 }
 
 benchMain(clients: [
+    // The provider with metrics recorded into the cheapest backend (one atomic add per record).
+    "curlew-metrics": { workload, base in
+        let session = try makeSession(workload, metrics: true)
+        let provider = Provider<BenchTarget>(session: session)
+        let target = try BenchTarget(workload, base: base)
+        return requestClient(provider, target, session)
+    },
     "curlew-chain": { workload, base in
         let session = try makeSession(workload)
         let provider = Provider<BenchTarget>(
@@ -214,15 +238,8 @@ benchMain(clients: [
                 RetryMiddleware(),
                 AuthenticationMiddleware(BenchAuthenticator(), credential: BenchToken(value: "bench-token")),
             ])
-        guard let url = URL(string: base) else { throw BenchFailure("bad base URL") }
-        let target = BenchTarget(
-            baseURL: url, path: workload.path, method: HTTPMethod(workload.method) ?? .get, body: workload.body,
-            closesConnection: workload.newConnections)
-        return BenchClient({
-            let response = try await provider.request(target)
-            guard response.statusCode == 200 else { throw BenchFailure("status \(response.statusCode)") }
-            return response.data.count
-        }, extraFigures: loopFigures(session))
+        let target = try BenchTarget(workload, base: base)
+        return requestClient(provider, target, session)
     },
     "curlew": { workload, base in
         let session = try makeSession(workload)
@@ -231,10 +248,7 @@ benchMain(clients: [
         // Issue 15's file workloads use the engine's APIs (run.py runs them on curlew-engine only).
         if let client = try fileClient(workload, base: base, session: session) { return client }
         let provider = Provider<BenchTarget>(session: session)
-        guard let url = URL(string: base) else { throw BenchFailure("bad base URL") }
-        let target = BenchTarget(
-            baseURL: url, path: workload.path, method: HTTPMethod(workload.method) ?? .get, body: workload.body,
-            closesConnection: workload.newConnections)
+        let target = try BenchTarget(workload, base: base)
         if workload.streamsResponse {
             return BenchClient({
                 try await provider.stream(target) { response, body in
@@ -256,11 +270,7 @@ benchMain(clients: [
                 return result.response.data.count
             }, extraFigures: loopFigures(session))
         }
-        return BenchClient({
-            let response = try await provider.request(target)
-            guard response.statusCode == 200 else { throw BenchFailure("status \(response.statusCode)") }
-            return response.data.count
-        }, extraFigures: loopFigures(session))
+        return requestClient(provider, target, session)
     },
     "curlew-engine": { workload, base in
         let session = try makeSession(workload)

@@ -82,7 +82,7 @@ public final class AuthenticationMiddleware<A: Authenticator>: Middleware {
             return .done(try await handler(head, body))
         }
         guard case .done(let value) = step else {
-            context.logger.debug("the credential was refused; replaying with a new one", metadata: ["url": "\(request.url)"])
+            context.logger.debug("the credential was refused; replaying with a new one")
             let (renewed, _) = try await store.credential(newerThan: generation, context, request: request)
             var replay = request
             try apply(renewed, to: &replay)
@@ -201,6 +201,7 @@ final class CredentialStore: Sendable {
         // Its own task: a caller that is cancelled leaves, the refresh goes on for the others.
         Task {
             let result: Result<any AuthenticationCredential, CurlewError>
+            context.metrics?.count(ClientMetricNames.refreshes, url: context.endpoint?.url ?? "")
             do {
                 result = .success(try await refresh(current, context))
             } catch {

@@ -1,5 +1,7 @@
 // Curlew — what a middleware knows about the exchange besides the request.
 
+import CurlewEngine
+import HTTPTypes
 import Logging
 
 /// What a ``Middleware`` is told about the exchange it wraps.
@@ -13,8 +15,26 @@ public struct MiddlewareContext: Sendable {
     /// The attempt this exchange is: 1 for the first, incremented by each middleware that sends the
     /// request again (a retry, a replay after a new credential).
     public var attempt: Int
-    /// Where middleware log. A provider's logger carries the target in its metadata.
-    public var logger: Logger
+    /// Where middleware log. In a provider's chain, the provider's logger with the call's
+    /// `curlew.request.id`, `http.request.method` and `url.full` (no user information, query values
+    /// redacted) as metadata. Setting it replaces the logger the metadata is added to.
+    public var logger: Logger {
+        get {
+            guard let call, let line else { return baseLogger }
+            var logger = baseLogger
+            logger[metadataKey: "curlew.request.id"] = "\(call.id)"
+            logger[metadataKey: "http.request.method"] = "\(line.method.rawValue)"
+            logger[metadataKey: "url.full"] = "\(RedactedURL.full(line.url))"
+            return logger
+        }
+        set { baseLogger = newValue }
+    }
+    private var baseLogger: Logger
+    /// The call the exchange belongs to, and the first request's method and URL (for the logger's metadata).
+    var call: CallContext?
+    private var line: (method: HTTPRequest.Method, url: String)?
+    /// Where Curlew's own counters go (retries, refreshes); nil when the session records no metrics.
+    var metrics: ClientMetrics?
     /// Whether the caller reads the whole body into memory (``Provider/request(_:)``) rather than as it
     /// arrives (``Provider/stream(_:isolation:_:)``). Only such exchanges are shared by in-flight
     /// sharing, and the transport then collects the body itself.
@@ -29,16 +49,22 @@ public struct MiddlewareContext: Sendable {
     /// A context for a chain called outside a provider.
     public init(attempt: Int = 1, logger: Logger = MiddlewareContext.defaultLogger) {
         self.attempt = attempt
-        self.logger = logger
+        baseLogger = logger
         collectsBody = false
         stub = .never
     }
 
-    init(target: any TargetType, endpoint: Endpoint, logger: Logger, collectsBody: Bool, stub: StubBehavior) {
+    init(
+        target: any TargetType, endpoint: Endpoint, logger: Logger, collectsBody: Bool, stub: StubBehavior,
+        request: TransportRequest, metrics: ClientMetrics?
+    ) {
         self.target = target
         self.endpoint = endpoint
         attempt = 1
-        self.logger = logger
+        baseLogger = logger
+        call = request.call
+        line = (request.method, request.url)
+        self.metrics = metrics
         self.collectsBody = collectsBody
         self.stub = stub
     }

@@ -34,6 +34,11 @@ public struct MiddlewareNext: Sendable {
         if context.stub != .never, let endpoint = context.endpoint {
             return try await StubResponder.answer(request, endpoint: endpoint, stub: context.stub, handler: handler)
         }
+        var request = request
+        // A middleware that sent the request again (a retry, a replay) counts the attempt in its context.
+        if let call = request.call, call.attempt != context.attempt {
+            request.call = CallContext(logger: call.logger, id: call.id, attempt: context.attempt, operation: call.operation)
+        }
         if context.collectsBody {
             return try await collected(request, transport: transport, handler: handler)
         }

@@ -6,6 +6,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Logging
 
 extension Provider {
     /// Runs a call's stages once, in order: the request closure and plugins' `prepare`, the call's own
@@ -54,7 +55,8 @@ extension Provider {
                 result = try await settle(ApiResponse(response, request: request), nil, target: target, codes: codes, receive: receive)
             } else {
                 var context = MiddlewareContext(
-                    target: target, endpoint: call.endpoint, logger: logger, collectsBody: collects, stub: stub)
+                    target: target, endpoint: call.endpoint, logger: logger, collectsBody: collects, stub: stub,
+                    request: request, metrics: clientMetrics)
                 context.reconnection = call.reconnection
                 let chain = MiddlewareNext(members: members, index: 0, transport: session)
                 result = try await chain(request, context) { [download] head, body throws(CurlewError) in
@@ -139,6 +141,11 @@ extension Provider {
         var request: TransportRequest
         do {
             request = try await requestClosure(call.endpoint)
+            // Before the plugins: they log through `request.logger`, with the call's id. Made only when
+            // someone can see it.
+            if observesCalls || logsCalls || !plugins.isEmpty || !members.isEmpty {
+                request.call = CallContext(logger: logger)
+            }
             for plugin in plugins { request = try await plugin.prepare(request, target: target) }
         } catch {
             throw CurlewError(mapping: error, url: call.endpoint.url)

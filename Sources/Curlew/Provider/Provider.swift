@@ -50,6 +50,12 @@ public actor Provider<Target: TargetType> {
     /// Where the provider's middleware log (each exchange's ``MiddlewareContext/logger``, with the
     /// target in its metadata).
     public nonisolated let logger: Logger
+    /// The session's metrics, for the chain's counters (retries, refreshes).
+    nonisolated let clientMetrics: ClientMetrics?
+    /// Whether the session makes a span of each request, so that each call needs its context (its id).
+    nonisolated let observesCalls: Bool
+    /// Whether the logger takes debug lines (the engine's lines of each request), read once.
+    nonisolated let logsCalls: Bool
     /// What decodes the bodies of typed calls (`request(_:as:)`) unless they are given a decoder.
     @usableFromInline nonisolated let bodyDecoder: JSONBodyDecoder
     /// The chain's members: the user's middleware, then in-flight sharing. Empty: one call to the transport.
@@ -89,6 +95,9 @@ public actor Provider<Target: TargetType> {
         self.middleware = middleware
         self.trackInflights = trackInflights
         self.logger = logger
+        clientMetrics = (session as? CurlSession)?.clientMetrics
+        observesCalls = (session as? CurlSession)?.recordsSpans ?? false
+        logsCalls = logger.logLevel <= .debug
         self.bodyDecoder = JSONBodyDecoder(decoder)
         let sharing = trackInflights ? InflightSharing() : nil
         self.sharing = sharing

@@ -83,7 +83,8 @@ public struct RetryMiddleware: Middleware {
                 else { throw error }
                 context.logger.debug(
                     "retrying after a transport failure",
-                    metadata: ["attempt": "\(context.attempt)", "error": "\(failure.code)", "wait": "\(wait)", "url": "\(request.url)"])
+                    metadata: ["attempt": "\(context.attempt)", "error": "\(failure.code)", "wait": "\(wait)"])
+                context.metrics?.count(ClientMetricNames.retries, url: request.url)
                 try await pause(wait, request: request)
                 failures += 1
                 context.attempt += 1
@@ -97,7 +98,8 @@ public struct RetryMiddleware: Middleware {
             case .retry(let wait, let status):
                 context.logger.debug(
                     "retrying after a status",
-                    metadata: ["attempt": "\(context.attempt)", "status": "\(status)", "wait": "\(wait)", "url": "\(request.url)"])
+                    metadata: ["attempt": "\(context.attempt)", "status": "\(status)", "wait": "\(wait)"])
+                context.metrics?.count(ClientMetricNames.retries, url: request.url)
                 try await pause(wait, request: request)
                 failures += 1
                 context.attempt += 1

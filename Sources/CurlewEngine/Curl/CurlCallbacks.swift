@@ -58,9 +58,12 @@ enum CurlCallbacks {
     static let openSocket: curlew_opensocket_callback = { context, purpose, address in
         guard let context, let address else { return CURL_SOCKET_BAD }
         let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
-        return transfer.shard.thread.openSocket(
+        let thread = transfer.shard.thread
+        let fd = thread.openSocket(
             for: transfer, family: address.pointee.family, type: address.pointee.socktype,
             protocol: address.pointee.protocol)
+        if fd != CURL_SOCKET_BAD, let observer = thread.loop.socketObserver.withLock({ $0 }) { observer(fd) }
+        return fd
     }
 
     /// curl put the transfer on a connection (new or reused) and is about to send its request; set only

@@ -31,6 +31,9 @@ final class EventLoop: Sendable {
         case cookies(CookieCommand, LoopReply<[Cookie]>)
         /// Cancel everything and exit.
         case shutdown
+        /// Shut down gracefully: refuse new work, let running transfers finish until `deadline`
+        /// (monotonic nanoseconds; `grace` is the time that was given, for messages), then exit.
+        case drain(deadline: UInt64, grace: Duration)
     }
 
     struct Inbox: Sendable {
@@ -45,6 +48,8 @@ final class EventLoop: Sendable {
     /// What the session's streamed responses may hold above their floors together.
     let streamBudget: StreamBufferBudget
     let logger: Logger
+    /// The session's metrics, for the loop's connection gauges; nil when it records none.
+    let metrics: ClientMetrics?
     let inbox = Locked(Inbox())
     /// Written by other threads to wake the loop; closed by the loop thread under the inbox lock.
     let wakeFD: Int32
@@ -55,8 +60,14 @@ final class EventLoop: Sendable {
     private let cpuClock = Atomic<Int32>(0)
     /// The loop thread's kernel thread id, once it runs (for tests and diagnostics).
     let kernelThreadID = Atomic<Int32>(0)
+    /// Set when a graceful shutdown begins: wakes event-stream readers waiting to reconnect.
+    let shutdownNotice = ShutdownNotice()
+    /// Told each socket curl's open-socket callback returns, on the loop thread (tests: see
+    /// `CurlSession+GracefulShutdown.swift`).
+    let socketObserver = Locked<(@Sendable (Int32) -> Void)?>(nil)
 
-    init(configuration: SessionConfiguration, logger: Logger) throws(TransportError) {
+    init(configuration: SessionConfiguration, logger: Logger, metrics: ClientMetrics? = nil) throws(TransportError) {
+        self.metrics = metrics
         guard CurlGlobal.initialized else {
             throw TransportError(.curl, message: "curl_global_init failed")
         }
@@ -125,22 +136,42 @@ final class EventLoop: Sendable {
         }
     }
 
+    /// Asks the loop to shut down gracefully (see ``CurlSession/shutdownGracefully(within:)``); resumes
+    /// once it has exited and released everything but its thread. The deadline counts from now.
+    func drain(within grace: Duration) async {
+        let deadline = MonotonicClock.now().addingReportingOverflow(UInt64(max(0, grace.nanoseconds)))
+        // Before the command: a reader woken by it must find the session shutting down.
+        shutdownNotice.post()
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            let accepted = inbox.withLock { inbox -> Bool in
+                guard !inbox.closed else { return false }
+                inbox.shutdownWaiters.append(continuation)
+                return true
+            }
+            let command = Command.drain(deadline: deadline.overflow ? .max : deadline.partialValue, grace: grace)
+            if accepted { enqueue(command) } else { continuation.resume() }
+        }
+    }
+
     /// Asks the loop to shut down without waiting.
     func requestShutdown() {
         enqueue(.shutdown)
     }
 
     /// Waits for the loop thread to exit; from the loop thread itself (the last reference dropped by
-    /// code the loop resumed) it detaches instead, since joining itself would deadlock.
+    /// code the loop resumed) it detaches instead, since joining itself would deadlock. A second caller
+    /// returns once the first has joined.
     func join() {
-        guard let thread = threadHandle.withLock({ handle -> pthread_t? in
-            defer { handle = nil }
-            return handle
-        }) else { return }
-        if pthread_equal(pthread_self(), thread) != 0 {
-            pthread_detach(thread)
-        } else {
-            pthread_join(thread, nil)
+        // The one lock held across a blocking call: only `start()` (which ran before) and `join()` take
+        // it, so a second joiner waits for the first's join and nothing else can.
+        threadHandle.withLock { handle in
+            guard let thread = handle else { return }
+            handle = nil
+            if pthread_equal(pthread_self(), thread) != 0 {
+                pthread_detach(thread)
+            } else {
+                pthread_join(thread, nil)
+            }
         }
     }
 

@@ -47,6 +47,7 @@ extension LoopThread {
         // Connecting means libcurl has loaded this transfer's host overrides into the shard's DNS cache.
         if defaults.resolveList != nil { context.shard.hasHostOverrides = true }
         registry.opened(fd, key: key)
+        gauges?.socketOpened(fd, key: key, now: now)
         counters.socketOpened()
         return fd
     }
@@ -54,6 +55,7 @@ extension LoopThread {
     /// curl closes every socket through here, so the epoll set never watches a closed (or reused) fd.
     func closeSocket(_ socket: curl_socket_t) -> Int32 {
         if let key = registry.forget(socket) {
+            gauges?.socketClosed(socket, now: MonotonicClock.now())
             ledger.socketClosed(key, into: &pass.connectionFindings)
             counters.socketClosed()
         }

@@ -19,7 +19,7 @@ extension LoopThread {
         let id = machine.submit(
             exchange, key: key, deadline: exchange.deadline, cancelled: exchange.isCancelled, spreadable: spreadable,
             mayMultiplex: mayMultiplex, isolated: defaults.isolates(key), priority: exchange.isRedirectHop ? .redirectHop : .normal,
-            idleTimeout: idle, now: now, into: &actions)
+            idleTimeout: idle, endsAtDrain: exchange.request.request.options.eventStream, now: now, into: &actions)
         if let id, exchange.register(id) {
             // Cancelled between the check above and the registration: nobody else will ask.
             machine.cancel(id, now: now, into: &actions)
@@ -98,6 +98,8 @@ extension LoopThread {
                 guard let context = context(id) else { continue }
                 machine.idleCheck(id, lastActivity: context.lastActivity(now: now), now: now, into: &actions)
                 publishCounts()
+            case .drained:
+                exiting = true
             }
         }
         // Element by element from the end: `removeAll(keepingCapacity:)` goes through a generic
@@ -106,6 +108,7 @@ extension LoopThread {
     }
 
     private func publishCounts() {
+        gauges?.queued(machine.queued)
         counters.queuedTransfers.store(machine.queued, ordering: .relaxed)
         counters.activeTransfers.store(machine.running, ordering: .relaxed)
     }
@@ -115,7 +118,8 @@ extension LoopThread {
         switch reason {
         case .cancelled: counters.cancelledTransfers.add(1, ordering: .relaxed)
         case .totalTimeout, .idleTimeout: counters.failedTransfers.add(1, ordering: .relaxed)
-        case .shutdown: break
+        case .shutdownDeadline: counters.cancelledTransfers.add(1, ordering: .relaxed)
+        case .shutdown, .refused, .queuedAtShutdown, .eventStreamAtShutdown: break
         }
     }
 
@@ -143,10 +147,12 @@ extension LoopThread {
         handle.errorBuffer.pointee = 0
         exchange.started()
         store(context)
+        gauges?.transferStarted(exchange.request.poolKey)
         let code = curl_multi_add_handle(shard.multi, handle.raw)
         guard code == CURLM_OK else {
             let message = String(cString: curl_multi_strerror(code))
             _ = takeContext(id)
+            gauges?.transferEnded(exchange.request.poolKey)
             recycle(context)
             _ = machine.startFailed(id, now: now, into: &actions)
             counters.failedTransfers.add(1, ordering: .relaxed)
@@ -210,7 +216,7 @@ extension LoopThread {
         remove(context)
         _ = machine.complete(context.id, now: now, into: &actions)
         publishCounts()
-        context.exchange.finish(outcome)
+        context.exchange.finish(outcome, streamed: context.exchange.record == nil ? nil : ResponseBuilder.hopEnd(of: context))
         performActions()
     }
 
@@ -220,6 +226,7 @@ extension LoopThread {
         releaseReads(of: context)
         // An opener or probe that ended unsettled lets the next one try; an attached transfer stops counting.
         ledger.transferEnded(context.exchange.request.poolKey, &context.connection, into: &pass.connectionFindings)
+        gauges?.transferEnded(context.exchange.request.poolKey)
         curl_multi_remove_handle(context.shard.multi, context.handle.raw)
         counters.connectionsOpened.add(context.connectionsOpened, ordering: .relaxed)
         recycle(context)
@@ -268,6 +275,8 @@ extension LoopThread {
             return request.error(.cancelled, "the task was cancelled")
         case .shutdown:
             return request.error(.sessionShutDown, shutdownReason)
+        case .refused, .queuedAtShutdown, .eventStreamAtShutdown, .shutdownDeadline:
+            return drainError(for: reason, request)
         case .totalTimeout:
             let total = request.request.timeout ?? configuration.totalTimeout
             var error = request.error(.timedOut, "the total timeout\(total.map { " of \($0)" } ?? "") expired")

@@ -58,8 +58,13 @@ final class LoopThread {
     /// with. Bytes curl reads after a wake arrived before it, so activity is never dated late, and a
     /// timer compared with it never fires early.
     @exclusivity(unchecked) private(set) var now: UInt64 = MonotonicClock.now()
-    @exclusivity(unchecked) private var exiting = false
+    /// Set by a shutdown command, or by the machine once a graceful shutdown has drained.
+    @exclusivity(unchecked) var exiting = false
+    /// The time a graceful shutdown gave, with its deadline: the soonest asked (for messages).
+    var drainGrace: (deadline: UInt64, grace: Duration)?
     private var spareCommands: [EventLoop.Command] = []
+    /// Connection metrics (open, active or idle, lifetimes, queue length); nil when none are recorded.
+    @exclusivity(unchecked) var gauges: ConnectionGauges?
 
     private init(loop: EventLoop) {
         self.loop = loop
@@ -73,6 +78,7 @@ final class LoopThread {
         pool = EasyHandlePool(capacity: loop.configuration.maxPooledHandles, counters: loop.counters)
         defaults = HandleDefaults(loop.configuration)
         poolIsUnlimited = loop.configuration.maxConnectionsPerHost <= 0 && loop.configuration.maxConnectionsTotal <= 0
+        gauges = loop.metrics.map(ConnectionGauges.init)
     }
 
     /// The loop thread's body: sets up, runs until shutdown, tears down.
@@ -261,6 +267,7 @@ final class LoopThread {
             case .hostStatistics(let reply): reply.send(hostStatistics())
             case .cookies(let command, let reply): reply.send(perform(command))
             case .shutdown: exiting = true
+            case .drain(let deadline, let grace): drain(until: deadline, grace: grace)
             }
         }
         while !commands.isEmpty { commands.removeLast() }  // cheaper than removeAll(keepingCapacity:) for a few
@@ -316,7 +323,7 @@ final class LoopThread {
             case .submit(let exchange): exchange.finish(.failure(exchange.request.error(.sessionShutDown, reason)))
             case .hostStatistics(let reply): reply.send([])
             case .cookies(_, let reply): reply.send([])
-            case .cancel, .resume, .awaitEnd, .shutdown: continue
+            case .cancel, .resume, .awaitEnd, .shutdown, .drain: continue
             }
         }
         pool.drain()

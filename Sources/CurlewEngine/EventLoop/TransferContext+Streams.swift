@@ -38,6 +38,7 @@ extension TransferContext {
     /// even while the request body is still being sent (see ``ChunkedBodyDecoder``).
     func streamBytes(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard exchange.hasRoom(for: bytes.count) else {
+            receivePauses &+= 1
             shard.thread.pass.transferEvents.append(.paused(id, .receive))
             return Int(curlew_write_pause)
         }

@@ -49,10 +49,12 @@ package final class EventStreamCloser: Sendable {
         state.withLock { _ = $0.wakes.removeValue(forKey: token) }
     }
 
-    /// Waits `duration`; returns early when the stream is closed or the task cancelled.
-    func sleep(_ token: Int, for duration: Duration) async {
+    /// Waits `duration`; returns early when the stream is closed, the task cancelled or `notice` posted.
+    func sleep(_ token: Int, for duration: Duration, orUntil notice: ShutdownNotice? = nil) async {
         let gate = SleepGate()
         setWake(token, { gate.open() })
+        let watch = notice?.watch { gate.open() }
+        defer { if let watch { notice?.unwatch(watch) } }
         let timer = Task {
             try? await Task.sleep(for: duration)
             gate.open()

@@ -90,6 +90,9 @@ package final class EventStreamExchange {
         }
     }
 
+    /// The graceful shutdown of the session the attempt runs on.
+    var shutdownNotice: ShutdownNotice { exchange.loop.shutdownNotice }
+
     /// Aborts the current hop's transfer from any task (the reader then sees it end).
     package var abort: @Sendable () -> Void {
         let exchange = exchange

@@ -28,13 +28,21 @@ extension EventStreamReader {
         }
     }
 
-    /// Waits the reconnection time (not before the first attempt), then starts the next attempt.
+    /// Waits the reconnection time (not before the first attempt), then starts the next attempt, unless
+    /// the session began a graceful shutdown meanwhile.
     @inline(never)
     nonisolated(nonsending) func open() async throws {
         if attempts > 0, wait > .zero {
-            await closer.sleep(closerToken, for: wait)
+            await closer.sleep(closerToken, for: wait, orUntil: shutdownNotice)
             if Task.isCancelled { throw fail(EventStreamError.transport(cancellation())) }
             if closer.isClosed { return }
+        }
+        if shutdownNotice?.isPosted == true {
+            throw fail(
+                EventStreamError.transport(
+                    TransportError(
+                        .sessionShutDown,
+                        message: "the session is shutting down gracefully: the event stream does not reconnect")))
         }
         if let (attempt, lastEventID) = try startAttempt() { await connect(attempt: attempt, lastEventID: lastEventID) }
     }
@@ -54,6 +62,7 @@ extension EventStreamReader {
             guard let exchange = try startDirect(attempt, lastEventID) else { return (attempt, lastEventID) }
             direct = exchange
             directHead = true
+            shutdownNotice = exchange.shutdownNotice
             closer.setWake(closerToken, exchange.abort)
         } catch {
             // The attempt failed before its head: taken in as any failed attempt is.
@@ -84,6 +93,7 @@ extension EventStreamReader {
             let body = attempt.body
             opened = body.makeAsyncIterator()
             openedHead = attempt.head
+            shutdownNotice = body.shutdownNotice ?? shutdownNotice
             closer.setWake(closerToken) { body.abortTransfer() }
         case .failure(let error):
             failedOpen = error

@@ -259,4 +259,7 @@ package final class EventStreamReader {
     var pendingFailure: EventStreamError?
     /// `acceptedAt` of the attempt that just ended.
     var acceptedBefore: ContinuousClock.Instant?
+    /// The graceful shutdown of the session the last attempt ran on: a stream does not reconnect once
+    /// it is posted, and its reconnection wait ends when it is.
+    var shutdownNotice: ShutdownNotice?
 }

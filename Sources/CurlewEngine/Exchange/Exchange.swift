@@ -44,13 +44,16 @@ final class Exchange: Sendable {
     let sendsTrailers: Bool
     /// The machine and the waiters (the loop side's operations are in `Exchange+Loop.swift`).
     let state: Locked<State>
+    /// What sees how this hop ends (telemetry, the request's log lines); nil when nothing does.
+    let record: (any HopRecord)?
 
     /// An exchange whose response is collected in memory and whose body, if any, curl sends without it:
     /// the common case, whose machine is built in place.
     init(
         request: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool = false, submitted: UInt64 = MonotonicClock.now(),
-        loop: EventLoop
+        loop: EventLoop, record: (any HopRecord)? = nil
     ) {
+        self.record = record
         self.request = request
         self.deadline = deadline
         self.isRedirectHop = isRedirectHop
@@ -66,8 +69,9 @@ final class Exchange: Sendable {
     init(
         request: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool = false, submitted: UInt64 = MonotonicClock.now(),
         loop: EventLoop, response: Machine.ResponseSide, body: Machine.RequestSide, knownTrailers: HTTPFields? = nil,
-        sendsTrailers: Bool = false
+        sendsTrailers: Bool = false, record: (any HopRecord)? = nil
     ) {
+        self.record = record
         self.request = request
         self.deadline = deadline
         self.isRedirectHop = isRedirectHop
@@ -377,8 +381,9 @@ final class Exchange: Sendable {
 
     // MARK: Performing the machine's actions
 
-    /// Stores the outcome and resumes who waits on it. Later calls do nothing.
-    func finish(_ outcome: TransferOutcome) {
+    /// Stores the outcome and resumes who waits on it, and tells the hop's record how it ended (`streamed`:
+    /// what the loop knew of a streamed response). Later calls do nothing.
+    func finish(_ outcome: TransferOutcome, streamed: HopEnd? = nil) {
         let (action, waiter, producer) = state.withLock { state -> (Machine.FinishAction, Continuation?, Continuation?) in
             let action = state.machine.finish(outcome)
             var waiter: Continuation?
@@ -388,6 +393,11 @@ final class Exchange: Sendable {
             return (action, waiter, producer)
         }
         if action.returnedGrowth > 0 { loop.streamBudget.release(action.returnedGrowth) }
+        if action.ended, let record {
+            record.ended(
+                outcome, streamed: streamed,
+                hop: HopFacts(started: submitted, requestBodySize: request.request.body?.knownLength))
+        }
         waiter?.resume()
         producer?.resume()
     }

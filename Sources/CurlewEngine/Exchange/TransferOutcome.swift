@@ -4,14 +4,14 @@
 /// so handing it over moves a pointer: a `Result` carrying the error inline went
 /// through generic value-witness copies on the loop thread (measured: about 1,000 instructions per
 /// request).
-enum TransferOutcome: Sendable {
+package enum TransferOutcome: Sendable {
     case success(TransportResponse)
     indirect case failure(TransportError)
     /// A streamed response ended well; its bytes went to its reader as they arrived.
     case streamed
 
     /// The response, or the error thrown.
-    func get() throws(TransportError) -> TransportResponse {
+    package func get() throws(TransportError) -> TransportResponse {
         switch self {
         case .success(let response): return response
         case .failure(let error): throw error

@@ -127,8 +127,10 @@ final class RedirectWalk {
         self.next = nil
         chain.append(RedirectStep(url: current.url, status: next.status))
         visited.insert("\(next.request.method.rawValue) \(next.request.url)")
-        prepared = try PreparedRequest(next.request, urls: session.urls)
-        current = next.request
+        var request = next.request
+        request.redirectIndex = chain.count
+        prepared = try PreparedRequest(request, urls: session.urls)
+        current = request
         hopStarted = MonotonicClock.now()
     }
 

@@ -9,7 +9,7 @@ import HTTPTypes
 /// and so the loop thread spends no time parsing. The parsed URL is handed to the easy handle as
 /// `CURLOPT_CURLU`, so libcurl does not parse it a second time.
 struct PreparedRequest: Sendable {
-    let request: TransportRequest
+    private(set) var request: TransportRequest
     let url: ParsedURL
     /// Which connections the request may use: the URL's key, set apart by the request's own socket or
     /// TLS settings.
@@ -51,6 +51,11 @@ struct PreparedRequest: Sendable {
         }
         // Last: stored after its final use, the request is moved in rather than copied.
         self.request = request
+    }
+
+    /// Replaces the request's header fields with `fields`, whose values were checked (trace context).
+    mutating func replaceFields(_ fields: HTTPFields) {
+        request.headerFields = fields
     }
 
     /// This request on connections that speak HTTP/1.1 only.

@@ -48,6 +48,11 @@ public struct TransportRequest: Sendable, Hashable {
     public var redirectPolicy: RedirectPolicy?
     /// Settings this request overrides (timeouts, body limit, TLS identity and pins, Unix socket).
     public var options = TransferOptions()
+    /// The call this request belongs to, for its log lines, metrics and spans (not sent, not compared);
+    /// a provider sets it.
+    public var call: CallContext?
+    /// Which redirect hop of its request this is (0: the request as sent first); set by the redirect walk.
+    var redirectIndex = 0
 
     /// Creates a request from already-typed header fields.
     public init(

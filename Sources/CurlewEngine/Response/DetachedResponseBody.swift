@@ -59,6 +59,12 @@ public final class DetachedResponseBody: AsyncSequence, Sendable {
         await body.source.waitForBytes()
     }
 
+    /// The graceful shutdown of the session the transfer runs on; nil for bytes already in memory.
+    var shutdownNotice: ShutdownNotice? {
+        guard case .live(let live) = body.source.backing else { return nil }
+        return live.exchange.loop.shutdownNotice
+    }
+
     /// Aborts the transfer unless it has ended, from any task (a reader waiting then sees it end).
     func abortTransfer() {
         body.source.abandon()

@@ -76,12 +76,7 @@ enum ResponseBuilder {
     /// The head of a streamed response, read when its final head is complete (header callback).
     static func head(for context: TransferContext) -> ResponseHead {
         let easy = context.handle.raw
-        var code = 0
-        _ = curlew_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
-        if code == 0 { code = context.head.statusCode }
-        var version = 0
-        _ = curlew_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
-        if version == 0 { version = context.head.isHTTP2 ? Int(CURL_HTTP_VERSION_2_0) : Int(CURL_HTTP_VERSION_1_1) }
+        let (code, version) = statusAndVersion(of: context)
         var urlPointer: UnsafePointer<CChar>?
         _ = curlew_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &urlPointer)
         let receivedHead = context.head.makeHead()
@@ -98,6 +93,30 @@ enum ResponseBuilder {
             httpVersion: httpVersion(version), connectionReused: context.handle.connectionsOpened == 0,
             timings: timings, redirectURL: redirectURL, hasLocation: context.head.hasLocation,
             contentLength: context.head.hasContentEncoding ? nil : context.head.contentLength)
+    }
+
+    /// The status and protocol version curl reports, else what the head parser saw (curl reports neither
+    /// for some transfers that ended early or were paused).
+    private static func statusAndVersion(of context: TransferContext) -> (status: Int, version: Int) {
+        let easy = context.handle.raw
+        var code = 0
+        _ = curlew_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
+        if code == 0 { code = context.head.statusCode }
+        var version = 0
+        _ = curlew_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        if version == 0 { version = context.head.isHTTP2 ? Int(CURL_HTTP_VERSION_2_0) : Int(CURL_HTTP_VERSION_1_1) }
+        return (code, version)
+    }
+
+    /// How a streamed transfer ended, for its hop's observer: its status, version and timings from curl,
+    /// the body bytes its reader was given.
+    static func hopEnd(of context: TransferContext) -> HopEnd {
+        let (code, version) = statusAndVersion(of: context)
+        return HopEnd(
+            status: code == 0 ? nil : code, httpVersion: code == 0 ? nil : httpVersion(version),
+            timings: timings(context.handle.raw, queued: context.queuedTime), responseBodySize: context.streamedBodyBytes,
+            connectionReused: context.handle.connectionsOpened == 0, receivePauses: context.receivePauses,
+            ended: MonotonicClock.now())
     }
 
     /// The URL curl ended at: the request's own String when curl reports the same bytes (no redirect

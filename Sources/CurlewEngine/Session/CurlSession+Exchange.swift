@@ -23,7 +23,8 @@ extension CurlSession {
         _ prepared: PreparedRequest, streamedResponse: Bool, trailers: HTTPFields?, deadline: UInt64?, isRedirectHop: Bool,
         submitted: UInt64
     ) -> Exchange {
-        let prepared = carried(prepared, streamedResponse: streamedResponse)
+        var prepared = carried(prepared, streamedResponse: streamedResponse)
+        let record = observesHops(of: prepared.request) ? startHop(&prepared, isRedirectHop: isRedirectHop, submitted: submitted) : nil
         let request = prepared.request
         let body: ExchangeStateMachine.RequestSide
         switch request.body?.storage {
@@ -36,7 +37,7 @@ extension CurlSession {
         return Exchange(
             request: prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted, loop: loop,
             response: streamedResponse ? responseSide(for: request) : .collected, body: body, knownTrailers: trailers,
-            sendsTrailers: request.body?.hasTrailers ?? false)
+            sendsTrailers: request.body?.hasTrailers ?? false, record: record)
     }
 
     /// A streamed response's side: its mark's floor and cap, and the largest chunk handed to its reader.

@@ -8,11 +8,19 @@ extension CurlSession {
     /// (``TransportError/Code/unsupportedLibcurl`` for the first) instead of the process crashing.
     public static let shared: any HTTPTransport = {
         do throws(TransportError) {
-            return try CurlSession()
+            let session = try CurlSession()
+            processDefault.withLock { $0 = ObjectIdentifier(session) }
+            return session
         } catch {
             return UnavailableTransport(error: error)
         }
     }()
+
+    /// The session ``shared`` made, once it has (read without making it).
+    private static let processDefault = Locked<ObjectIdentifier?>(nil)
+
+    /// Whether this is the process-wide default session, which no service group may stop.
+    package var isProcessDefault: Bool { Self.processDefault.withLock { $0 } == ObjectIdentifier(self) }
 }
 
 /// A transport that could not start: every request fails with the reason.

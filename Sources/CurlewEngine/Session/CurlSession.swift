@@ -16,8 +16,9 @@ import Glibc
 /// easy handles, and runs thousands of transfers concurrently without blocking any Swift task.
 /// Cancelling the task that awaits ``execute(_:)`` aborts the transfer and closes its connection.
 ///
-/// Call ``shutdown()`` when done. A session that is simply dropped shuts its loop down too: transfers
-/// still in flight fail with ``TransportError/Code/sessionShutDown`` and the thread exits.
+/// Call ``shutdown()`` when done, or ``shutdownGracefully(within:)`` to let requests in flight finish
+/// first. A session that is simply dropped shuts its loop down too: transfers still in flight fail with
+/// ``TransportError/Code/sessionShutDown`` and the thread exits.
 ///
 /// Proxies: by default none is used and the `http_proxy`/`https_proxy`/`all_proxy`/`no_proxy`
 /// environment variables are **not** honoured; set ``SessionConfiguration/proxy`` to opt in.
@@ -30,6 +31,10 @@ public final class CurlSession: HTTPTransport, Sendable {
     private let defaultFields: DefaultHeaderFields
     /// The session's total timeout in nanoseconds, converted once.
     private let totalTimeoutNanoseconds: UInt64?
+    /// What sees each hop start and end (telemetry); nil when nothing records.
+    package let hopObserver: (any HopObserver)?
+    /// Whether the session's own logger takes debug lines (each request sent and how it ended), read once.
+    let logsHopsByDefault: Bool
 
     /// Starts a session and its event-loop thread.
     ///
@@ -50,7 +55,10 @@ public final class CurlSession: HTTPTransport, Sendable {
         urls = ParsedURLCache(capacity: configuration.parsedURLCacheCapacity)
         defaultFields = DefaultHeaderFields(configuration)
         totalTimeoutNanoseconds = configuration.totalTimeout.map { UInt64(max(1, $0.nanoseconds)) }
-        loop = try EventLoop(configuration: configuration, logger: logger)
+        let telemetry = TelemetryObserver(configuration.telemetry)
+        hopObserver = telemetry
+        logsHopsByDefault = logger.logLevel <= .debug
+        loop = try EventLoop(configuration: configuration, logger: logger, metrics: telemetry?.metrics)
         try loop.start()
     }
 
@@ -93,9 +101,18 @@ public final class CurlSession: HTTPTransport, Sendable {
         if let body = prepared.request.body, body.isStream || body.hasTrailers {
             return try await runWithBody(prepared, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted)
         }
-        let exchange = Exchange(
-            request: carried(prepared, streamedResponse: false), deadline: deadline, isRedirectHop: isRedirectHop,
-            submitted: submitted, loop: loop)
+        let exchange: Exchange
+        if observesHops(of: prepared.request) {
+            var observed = carried(prepared, streamedResponse: false)
+            let record = startHop(&observed, isRedirectHop: isRedirectHop, submitted: submitted)
+            exchange = Exchange(
+                request: observed, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted, loop: loop,
+                record: record)
+        } else {
+            exchange = Exchange(
+                request: carried(prepared, streamedResponse: false), deadline: deadline, isRedirectHop: isRedirectHop,
+                submitted: submitted, loop: loop)
+        }
         return try await exchange.submitAndWait().get()
     }
 

@@ -152,6 +152,13 @@ public struct SessionConfiguration: Sendable {
     /// instructions; requests to a URL parsed recently reuse the parsed form. When the cache is full it
     /// is emptied and starts over.
     public var parsedURLCacheCapacity: Int = 256
+    /// Where the session's metrics and spans go, and what they carry (see ``Telemetry``). By default the
+    /// process's bootstrapped metrics factory and tracer, read when the session is created.
+    public var telemetry = Telemetry()
+    /// How long a graceful shutdown (``CurlSession/shutdownGracefully(within:)``, or the service group's
+    /// graceful shutdown of a session run as a `Service`) lets requests in flight finish before it cancels
+    /// them. Default 10 seconds.
+    public var gracefulShutdownTimeout: Duration = .seconds(10)
 
     /// How the loaded libcurl differs from other versions; tests set flags to run a fallback on any version.
     var quirks = CurlQuirks.current

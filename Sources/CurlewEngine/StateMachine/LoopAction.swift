@@ -19,6 +19,14 @@ enum EndReason: Hashable, Sendable {
     case idleTimeout
     /// The session shut down.
     case shutdown
+    /// Submitted after a graceful shutdown began: refused, never sent.
+    case refused
+    /// Still waiting for admission when a graceful shutdown began: never started.
+    case queuedAtShutdown
+    /// An event stream running when a graceful shutdown began: such streams end at once.
+    case eventStreamAtShutdown
+    /// Still running (or waiting) when the graceful shutdown's deadline passed.
+    case shutdownDeadline
 }
 
 /// What the loop thread must do after an event.
@@ -38,6 +46,8 @@ enum LoopAction<Payload>: CustomStringConvertible {
     /// The idle timer of a running transfer is due: report its last activity with
     /// ``TransferStateMachine/idleCheck(_:lastActivity:now:into:)``.
     case checkIdle(TransferID)
+    /// Every transfer of a graceful shutdown has ended: the loop stops and tears down.
+    case drained
 
     var description: String {
         switch self {
@@ -48,6 +58,7 @@ enum LoopAction<Payload>: CustomStringConvertible {
         case .abort(let id, _, let reason): "abort \(id) \(reason)"
         case .setPause(let id, let receive, let send): "setPause \(id) receive \(receive) send \(send)"
         case .checkIdle(let id): "checkIdle \(id)"
+        case .drained: "drained"
         }
     }
 }

@@ -64,6 +64,8 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         var pausedSend = false
         /// When a paused direction last resumed: idle time counts from then at the earliest.
         var resumedAt: UInt64 = 0
+        /// An event stream: a graceful shutdown ends it at once instead of letting it finish.
+        var endsAtDrain = false
     }
 
     let limits: Limits
@@ -80,6 +82,8 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     private(set) var isolatedShard = -1
     private(set) var running = 0
     private(set) var isShutDown = false
+    /// Where a graceful shutdown stands (`TransferStateMachine+Drain.swift`).
+    var drainPhase = DrainPhase.serving
 
     init(limits: Limits) {
         self.limits = limits
@@ -97,18 +101,23 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     /// that cannot multiplex); others stay in their key's home shard. `mayMultiplex`: the key may
     /// speak HTTP/2. `isolated`: the key's connections must never be in one connection cache with other
     /// keys' (requests held to HTTP/1.1 on a host the others reach over HTTP/2), so its home shard is one
-    /// only such keys use. `idleTimeout` overrides the limits' for this transfer (`.some(nil)`: none). A
-    /// submission whose task was already cancelled, past its deadline, or after shutdown, fails at once.
+    /// only such keys use. `idleTimeout` overrides the limits' for this transfer (`.some(nil)`: none).
+    /// `endsAtDrain`: an event stream, which a graceful shutdown ends at once. A submission whose task was
+    /// already cancelled, past its deadline, after shutdown, or refused by a graceful shutdown, fails at once.
     ///
     /// - Returns: The transfer's identifier, or nil when it failed at once.
     @discardableResult
     mutating func submit(
         _ payload: Payload, key: Key, deadline: UInt64?, cancelled: Bool = false, spreadable: Bool = false,
         mayMultiplex: Bool = false, isolated: Bool = false, priority: Priority = .normal, idleTimeout: UInt64?? = nil,
-        now: UInt64, into actions: inout [Action]
+        endsAtDrain: Bool = false, now: UInt64, into actions: inout [Action]
     ) -> TransferID? {
         if isShutDown {
             actions.append(.fail(payload, .shutdown))
+            return nil
+        }
+        if drainPhase != .serving, drainRefuses(priority: priority, endsAtDrain: endsAtDrain) {
+            actions.append(.fail(payload, .refused))
             return nil
         }
         if cancelled {
@@ -123,6 +132,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         let id = allocate(payload, key: index, deadline: deadline)
         let slot = Int(id.slot)
         slots[slot].idleTimeout = idleTimeout ?? limits.idleTimeout
+        slots[slot].endsAtDrain = endsAtDrain
         if deadline != nil { scheduleTimer(slot) }
         sequence &+= 1
         if admission.mayStartNow(index) {
@@ -150,6 +160,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         let payload = payloads[slot]
         release(id, from: shard)
         admitWaiting(now: now, into: &actions)
+        finishDrainIfDone(into: &actions)
         return payload
     }
 
@@ -172,6 +183,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
                 actions.append(.checkIdle(id))
             }
         }
+        if case .draining(let deadline) = drainPhase, deadline <= now { drainDeadlinePassed(now: now, into: &actions) }
     }
 
     /// The session is shutting down: every waiting transfer fails and every running one is aborted;
@@ -199,7 +211,10 @@ struct TransferStateMachine<Key: Hashable, Payload> {
     // MARK: Queries
 
     /// When the machine next needs ``timersFired(now:into:)``, if ever.
-    var nextDeadline: UInt64? { timers.first?.deadline }
+    var nextDeadline: UInt64? {
+        guard case .draining(let drain) = drainPhase else { return timers.first?.deadline }
+        return min(timers.first?.deadline ?? drain, drain)
+    }
 
     /// Where a transfer is in its lifecycle (`.free` once it has ended).
     func phase(of id: TransferID) -> Phase {
@@ -317,6 +332,7 @@ struct TransferStateMachine<Key: Hashable, Payload> {
         case .free:
             return
         }
+        finishDrainIfDone(into: &actions)
     }
 
     /// Frees a running transfer's place; its key's next waiting transfer becomes ready when the key
