@@ -27,6 +27,11 @@ final class PoolKey: Hashable, Sendable, CustomStringConvertible {
     /// Whether the scheme is https (TLS options apply).
     let isHTTPS: Bool
 
+    /// The host as OpenTelemetry's `server.address` names it: an IPv6 literal without its brackets.
+    var serverAddress: String {
+        host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    }
+
     init(
         scheme: String, host: String, port: Int, unixSocketPath: String? = nil, tlsIdentity: TLSIdentity? = nil,
         http1Only: Bool = false

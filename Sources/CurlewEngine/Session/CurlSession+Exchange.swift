@@ -24,7 +24,7 @@ extension CurlSession {
         submitted: UInt64
     ) -> Exchange {
         var prepared = carried(prepared, streamedResponse: streamedResponse)
-        let record = observesHops(of: prepared.request) ? startHop(&prepared, isRedirectHop: isRedirectHop, submitted: submitted) : nil
+        let record = observesHops(of: prepared.request) ? startHop(&prepared, submitted: submitted) : nil
         let request = prepared.request
         let body: ExchangeStateMachine.RequestSide
         switch request.body?.storage {

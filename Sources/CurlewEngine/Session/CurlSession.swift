@@ -55,7 +55,7 @@ public final class CurlSession: HTTPTransport, Sendable {
         urls = ParsedURLCache(capacity: configuration.parsedURLCacheCapacity)
         defaultFields = DefaultHeaderFields(configuration)
         totalTimeoutNanoseconds = configuration.totalTimeout.map { UInt64(max(1, $0.nanoseconds)) }
-        let telemetry = TelemetryObserver(configuration.telemetry)
+        let telemetry = TelemetryObserver(configuration.telemetry, urls: urls)
         hopObserver = telemetry
         logsHopsByDefault = logger.logLevel <= .debug
         loop = try EventLoop(configuration: configuration, logger: logger, metrics: telemetry?.metrics)
@@ -104,7 +104,7 @@ public final class CurlSession: HTTPTransport, Sendable {
         let exchange: Exchange
         if observesHops(of: prepared.request) {
             var observed = carried(prepared, streamedResponse: false)
-            let record = startHop(&observed, isRedirectHop: isRedirectHop, submitted: submitted)
+            let record = startHop(&observed, submitted: submitted)
             exchange = Exchange(
                 request: observed, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted, loop: loop,
                 record: record)

@@ -49,8 +49,11 @@ extension TransportRequest {
     /// The logger for this request's lines: the call's (``call``), else the default engine logger, with
     /// `curlew.request.id`, `http.request.method` and `url.full` (without user information, query values
     /// redacted) as metadata.
-    public var logger: Logger {
-        var logger = call?.logger ?? Logger(label: "curlew.engine")
+    public var logger: Logger { logger(orElse: Logger(label: "curlew.engine")) }
+
+    /// ``logger``, with `fallback` in place of the default engine logger when the request has no call.
+    func logger(orElse fallback: @autoclosure () -> Logger) -> Logger {
+        var logger = call?.logger ?? fallback()
         if let call {
             logger[metadataKey: "curlew.request.id"] = "\(call.id)"
             if let operation = call.operation { logger[metadataKey: "curlew.operation"] = "\(operation)" }

@@ -39,6 +39,8 @@ public enum ClientMetricNames {
 package final class ClientMetrics: Sendable {
     let factory: any MetricsFactory
     let recordsURLScheme: Bool
+    /// The session's parsed URLs, for the server of a URL a counter is kept for.
+    private let urls: ParsedURLCache
 
     /// The servers seen, and the last one asked for (most requests go to the server the previous one did).
     private struct Servers {
@@ -50,8 +52,9 @@ package final class ClientMetrics: Sendable {
     private let counters = Mutex<[String: any CounterHandler]>([:])
     let queueLength: any MeterHandler
 
-    package init(factory: any MetricsFactory, recordsURLScheme: Bool) {
+    init(factory: any MetricsFactory, recordsURLScheme: Bool, urls: ParsedURLCache) {
         self.factory = factory
+        self.urls = urls
         self.recordsURLScheme = recordsURLScheme
         queueLength = factory.makeMeter(label: ClientMetricNames.queueLength, dimensions: [])
     }
@@ -79,24 +82,22 @@ package final class ClientMetrics: Sendable {
 
     // MARK: Counters
 
-    /// A counter of Curlew's (retries, refreshes, stream pauses) for a server.
-    package func count(_ label: String, host: String, port: Int, by amount: Int = 1) {
-        let key = "\(label) \(host) \(port)"
-        if let cached = counters.withLock({ $0[key] }) {
-            cached.increment(by: Int64(amount))
+    /// Counts one of Curlew's counters (retries, refreshes) for the server of `url`, parsed as the session
+    /// parses every URL.
+    package func count(_ label: String, url: String) {
+        guard case .success(let parsed) = urls.parsed(url) else { return }
+        let key = parsed.poolKey
+        let name = "\(label) \(key.serverAddress) \(key.port)"
+        if let cached = counters.withLock({ $0[name] }) {
+            cached.increment(by: 1)
             return
         }
-        let made = factory.makeCounter(label: label, dimensions: [("server.address", host), ("server.port", String(port))])
+        let made = factory.makeCounter(
+            label: label, dimensions: [("server.address", key.serverAddress), ("server.port", String(key.port))])
         counters.withLock { cache in
-            if cache[key] == nil, cache.count < Self.cacheLimit { cache[key] = made }
+            if cache[name] == nil, cache.count < Self.cacheLimit { cache[name] = made }
         }
-        made.increment(by: Int64(amount))
-    }
-
-    /// A counter of Curlew's for the server of `url`.
-    package func count(_ label: String, url: String) {
-        let server = RedactedURL.server(url)
-        count(label, host: server.host, port: server.port)
+        made.increment(by: 1)
     }
 
     /// OpenTelemetry's `network.protocol.version` for an HTTP version.

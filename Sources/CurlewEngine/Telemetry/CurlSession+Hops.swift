@@ -9,17 +9,9 @@ extension CurlSession {
     /// it records none.
     package var clientMetrics: ClientMetrics? { (hopObserver as? TelemetryObserver)?.metrics }
 
-    /// Starts observing a hop about to be handed to the loop: the session's observer may add fields to
-    /// `prepared` (trace context); the request's logger gets its lines when it logs at debug level.
-    /// Nil (nothing to do) for nearly every request of a session that records nothing.
-    @inline(__always)
-    func startHop(_ prepared: inout PreparedRequest, isRedirectHop: Bool, submitted: UInt64) -> (any HopRecord)? {
-        let logs = logsHops(of: prepared.request)
-        guard hopObserver != nil || logs else { return nil }
-        return observeHop(&prepared, isRedirectHop: isRedirectHop, submitted: submitted, logs: logs)
-    }
-
     /// Whether anything sees the hops of `request`: the session's observer, or a logger at debug level.
+    /// Nearly every request of a session that records nothing answers no, and is handed to the loop as
+    /// it is.
     @inline(__always)
     func observesHops(of request: TransportRequest) -> Bool {
         hopObserver != nil || logsHops(of: request)
@@ -35,15 +27,16 @@ extension CurlSession {
     /// worth making.
     package var recordsSpans: Bool { (hopObserver as? TelemetryObserver)?.tracing != nil }
 
+    /// Starts observing a hop about to be handed to the loop (one ``observesHops(of:)`` answered yes for):
+    /// the session's observer may add fields to `prepared` (trace context); the request's logger gets its
+    /// lines when it logs at debug level.
     @inline(never)
-    private func observeHop(
-        _ prepared: inout PreparedRequest, isRedirectHop: Bool, submitted: UInt64, logs: Bool
-    ) -> (any HopRecord)? {
+    func startHop(_ prepared: inout PreparedRequest, submitted: UInt64) -> (any HopRecord)? {
         // The request's fields are read where they are: a copy of the request retains each of them.
         let call = prepared.request.call
         let hop = HopStart(
             method: prepared.request.method, url: prepared.request.url, key: prepared.url.poolKey,
-            resendCount: (call?.attempt ?? 1) - 1 + prepared.request.redirectIndex, isRedirectHop: isRedirectHop,
+            resendCount: (call?.attempt ?? 1) - 1 + prepared.request.redirectIndex,
             requestBodySize: prepared.request.body?.knownLength, call: call, started: submitted)
         var record: (any HopRecord)?
         if let hopObserver, let started = hopObserver.starting(hop) {
@@ -54,13 +47,8 @@ extension CurlSession {
             }
             record = started
         }
-        guard logs else { return record }
-        let request = prepared.request
-        var logger = request.call.map { _ in request.logger } ?? loop.logger
-        if request.call == nil {
-            logger[metadataKey: "http.request.method"] = "\(request.method.rawValue)"
-            logger[metadataKey: "url.full"] = "\(RedactedURL.full(request.url))"
-        }
+        guard logsHops(of: prepared.request) else { return record }
+        let logger = prepared.request.logger(orElse: loop.logger)
         logger.debug(
             "sending request", metadata: ["http.request.resend_count": "\(hop.resendCount)"])
         return LoggedHop(logger: logger, started: submitted, inner: record)

@@ -42,13 +42,12 @@ package struct HopStart: Sendable {
     /// The hop's pool key: its server.
     let key: PoolKey
     package var scheme: String { key.scheme }
-    package var host: String { key.host }
+    /// The host as `server.address` names it (an IPv6 literal without brackets).
+    package var host: String { key.serverAddress }
     package var port: Int { key.port }
     /// How many times the request was sent before, for any reason: earlier attempts (a retry, a replay
     /// after a new credential) and redirect hops.
     package let resendCount: Int
-    /// Whether this is a redirect hop of a request followed by the engine.
-    package let isRedirectHop: Bool
     /// The bytes of the request body, when known before sending.
     package let requestBodySize: Int?
     /// The call the request belongs to: its logger, request id, attempt and operation.

@@ -46,25 +46,4 @@ package enum RedactedURL {
         }
         return result
     }
-
-    /// The host and port of an absolute URL (the scheme's default port when none is given); empty and 0
-    /// when it has none.
-    package static func server(_ url: String) -> (host: String, port: Int) {
-        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return ("", 0) }
-        let scheme = url[..<colon].lowercased()
-        var authority = url[url.index(colon, offsetBy: 3)...]
-        if let end = authority.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { authority = authority[..<end] }
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        let defaultPort = scheme == "https" ? 443 : 80
-        // An IPv6 literal keeps its brackets' colons.
-        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
-            let host = authority[authority.index(after: authority.startIndex)..<close]
-            let rest = authority[authority.index(after: close)...]
-            return (host.lowercased(), rest.hasPrefix(":") ? Int(rest.dropFirst()) ?? defaultPort : defaultPort)
-        }
-        if let portColon = authority.lastIndex(of: ":") {
-            return (authority[..<portColon].lowercased(), Int(authority[authority.index(after: portColon)...]) ?? defaultPort)
-        }
-        return (authority.lowercased(), defaultPort)
-    }
 }

@@ -7,8 +7,6 @@ import Synchronization
 
 /// The metric handlers of one server (scheme, host and port).
 final class ServerMetrics: Sendable {
-    let host: String
-    let port: Int
     /// The attributes every metric of this server carries.
     private let base: [(String, String)]
     private let factory: any MetricsFactory
@@ -29,10 +27,8 @@ final class ServerMetrics: Sendable {
     private let methods = Mutex(Methods())
 
     init(_ metrics: ClientMetrics, _ key: PoolKey) {
-        host = key.host
-        port = key.port
         factory = metrics.factory
-        var base = [("server.address", key.host), ("server.port", String(key.port))]
+        var base = [("server.address", key.serverAddress), ("server.port", String(key.port))]
         if metrics.recordsURLScheme { base.append(("url.scheme", key.scheme)) }
         self.base = base
         activeConnections = factory.makeMeter(

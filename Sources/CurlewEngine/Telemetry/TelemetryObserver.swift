@@ -28,12 +28,12 @@ final class TelemetryObserver: HopObserver {
         }
     }
 
-    init?(_ telemetry: Telemetry) {
+    init?(_ telemetry: Telemetry, urls: ParsedURLCache) {
         var metrics: ClientMetrics?
         if telemetry.recordsMetrics {
             let factory = telemetry.metricsFactory ?? MetricsSystem.factory
             if !(factory is NOOPMetricsHandler) {
-                metrics = ClientMetrics(factory: factory, recordsURLScheme: telemetry.recordsURLScheme)
+                metrics = ClientMetrics(factory: factory, recordsURLScheme: telemetry.recordsURLScheme, urls: urls)
             }
         }
         var tracing: Tracing?
