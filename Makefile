@@ -9,7 +9,7 @@ APT_PACKAGES = libcurl4-openssl-dev zlib1g-dev ca-certificates
 # starving the timing-bound tests (a 0.5 s sleep took 15 s with every test running at once).
 TSAN_ENV = CURLEW_SKIP_HEAVY=1 SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=4 TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/tsan-suppressions.txt
 
-.PHONY: all deps test-deps build test test-tsan test-libcurl docs demo bench bench-smoke bench-deps bench-smoke-deps apt-packages clean
+.PHONY: all deps test-deps build test test-tsan test-libcurl docs demo bench bench-smoke bench-deps bench-smoke-deps apt-packages clean openapi-generate
 
 all: build
 
@@ -62,9 +62,9 @@ test-libcurl: test-deps
 		*) echo "the floor probe failed (status $$status)"; exit 1 ;; \
 	esac
 
-# The DocC documentation of Curlew, CurlewEngine and CurlewTesting, with every symbol link and
+# The DocC documentation of Curlew, CurlewEngine, CurlewTesting and CurlewOpenAPI, with every symbol link and
 # @Snippet path checked (warnings are errors). CURLEW_CI=1 adds the DocC plugin to the manifest.
-DOCC_TARGETS = --target Curlew --target CurlewEngine --target CurlewTesting
+DOCC_TARGETS = --target Curlew --target CurlewEngine --target CurlewTesting --target CurlewOpenAPI
 docs: deps
 	CURLEW_CI=1 $(SWIFT) package --disable-sandbox generate-documentation $(DOCC_TARGETS) \
 		--enable-experimental-combined-documentation --warnings-as-errors
@@ -103,3 +103,21 @@ bench-smoke: bench-smoke-deps
 
 clean:
 	rm -rf .build .build-tsan Benchmarks/.build Benchmarks/out
+
+# Regenerates the committed client in Tests/OpenAPIFixture/Generated from openapi.yaml (every file there
+# is the generator's: stale ones are removed first). Not run by CI: it builds swift-openapi-generator,
+# pinned so that the output changes only with the document, in a package of its own (a minute or more).
+OPENAPI_GENERATOR_DIR ?= $(CURDIR)/.build-openapi-generator
+OPENAPI_FIXTURE = $(CURDIR)/Tests/OpenAPIFixture
+
+openapi-generate:
+	mkdir -p "$(OPENAPI_GENERATOR_DIR)"
+	printf '%s\n' '// swift-tools-version:6.2' 'import PackageDescription' '' \
+		'let package = Package(' '    name: "OpenAPIGeneratorTool",' '    dependencies: [' \
+		'        .package(url: "https://github.com/apple/swift-openapi-generator", exact: "1.14.3"),' \
+		'    ]' ')' > "$(OPENAPI_GENERATOR_DIR)/Package.swift"
+	$(SWIFT) build --package-path "$(OPENAPI_GENERATOR_DIR)" --product swift-openapi-generator
+	rm -f "$(OPENAPI_FIXTURE)"/Generated/*.swift
+	$(SWIFT) run --skip-build --package-path "$(OPENAPI_GENERATOR_DIR)" swift-openapi-generator generate \
+		"$(OPENAPI_FIXTURE)/openapi.yaml" --config "$(OPENAPI_FIXTURE)/openapi-generator-config.yaml" \
+		--output-directory "$(OPENAPI_FIXTURE)/Generated"

@@ -22,6 +22,11 @@ let package = Package(
         // A session as a swift-service-lifecycle `Service`: its own product, so that services that do not
         // run a ServiceGroup do not build swift-async-algorithms and swift-collections.
         .library(name: "CurlewServiceLifecycle", targets: ["CurlewServiceLifecycle"]),
+        // A swift-openapi-runtime ClientTransport: generated clients on Curlew.
+        .library(name: "CurlewOpenAPI", targets: ["CurlewOpenAPI"]),
+        // The client generated from Tests/OpenAPIFixture/openapi.yaml, which the OpenAPI snippet and the
+        // benchmarks link: an example, not for apps.
+        .library(name: "OpenAPIFixture", targets: ["OpenAPIFixture"]),
         .executable(name: "curlew-demo", targets: ["CurlewDemo"]),
     ],
     dependencies: [
@@ -31,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.0"),
         // Tests only: a W3C trace-context instrument that puts `traceparent` on the wire.
         .package(url: "https://github.com/swift-otel/swift-w3c-trace-context", from: "1.0.0"),
     ],
@@ -67,6 +73,18 @@ let package = Package(
             dependencies: [
                 "CurlewEngine",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // Generated OpenAPI clients on Curlew: a ClientTransport through Curlew's chain, and OpenAPI
+        // middleware in Curlew's chain.
+        .target(
+            name: "CurlewOpenAPI",
+            dependencies: [
+                "Curlew", "CurlewEngine",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -112,6 +130,7 @@ let package = Package(
             dependencies: [
                 "CurlewEngine", "CurlewTesting", "CTestSupportShims",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/CurlewTestSupport",
             swiftSettings: strict
@@ -147,6 +166,33 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
+            ],
+            swiftSettings: strict
+        ),
+        // The client swift-openapi-generator made from Tests/OpenAPIFixture/openapi.yaml (`make openapi-generate`),
+        // which CurlewOpenAPI's tests call through the transport. Not a product.
+        .target(
+            name: "OpenAPIFixture",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Tests/OpenAPIFixture",
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml"],
+            // Generated code: on Swift 6.3 its `public import`s warn (the generator silences them from 6.4 on),
+            // and it is not ours to edit. In no product, so users never build it.
+            swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
+        ),
+        .testTarget(
+            name: "CurlewOpenAPITests",
+            dependencies: [
+                "CurlewOpenAPI", "Curlew", "CurlewEngine", "OpenAPIFixture", "CurlewTestSupport", "CurlewTesting",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strict
         ),

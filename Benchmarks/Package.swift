@@ -13,8 +13,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.27.0"),
         // The metrics API, for the provider with a trivial recording backend (`curlew-metrics`).
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
-        // Only for sse-conformance (the parsing table run against the OpenAPI runtime's SSE decoder).
+        // sse-conformance (the parsing table run against the OpenAPI runtime's SSE decoder), and bench-openapi.
         .package(url: "https://github.com/apple/swift-openapi-runtime", exact: "1.13.4"),
+        // bench-openapi (issue 31): the generated client on async-http-client's OpenAPI transport.
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", exact: "1.5.0"),
     ],
     targets: [
         // Workloads, the concurrent runner and the figures every client reports.
@@ -67,6 +69,22 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
             path: "Sources/sse-conformance"
+        ),
+        // The generated client (issue 31: Curlew's OpenAPIFixture product, from Tests/OpenAPIFixture/openapi.yaml)
+        // on Curlew's `CurlewTransport` and on swift-openapi-async-http-client's `AsyncHTTPClientTransport`: a
+        // small GET and a 256 MiB streamed download. Not in `make bench-smoke`.
+        .executableTarget(
+            name: "bench-openapi",
+            dependencies: [
+                "BenchCore",
+                .product(name: "OpenAPIFixture", package: "Curlew"),
+                .product(name: "CurlewOpenAPI", package: "Curlew"),
+                .product(name: "CurlewEngine", package: "Curlew"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Sources/bench-openapi"
         ),
         .executableTarget(
             name: "provider-load",

@@ -29,6 +29,16 @@ each stream must deliver every event, ids 1…60 in order. They run once (in the
 full speed. Their figures (events per stream, RSS per open stream, loop CPU per event, connections,
 events/s and CPU per event) are checked in a "Targets (issue 17)" table.
 
+The generated OpenAPI client (issue 31): the client swift-openapi-generator made from
+Tests/OpenAPIFixture/openapi.yaml (Curlew's OpenAPIFixture product), in the bench-openapi binary, on Curlew's
+`CurlewTransport` (`openapi-curlew`) and on swift-openapi-async-http-client's `AsyncHTTPClientTransport`
+(`openapi-ahc`), interleaved: openapi-get-1 and openapi-get-64 call `getGreeting` (nginx's `/greet`, a fixed
+JSON message) at small-get-1's and small-get-64's concurrency and counts; openapi-download-256m calls
+`download` (nginx's `/download`: the 256 MiB file `/big` serves) and reads the `HTTPBody` chunk by chunk,
+never collecting it. Only these two clients run them, and they run nothing else; a "Generated OpenAPI
+client (issue 31)" section puts the transports side by side. Not in smoke runs (bench-openapi needs
+async-http-client, which the smoke build leaves out).
+
 --baseline builds Curlew's benchmark client from another commit too and runs it as `curlew@REF` and
 `curlew-engine@REF` beside the current tree's, interleaved, on the small GETs (with callgrind at 1 in
 flight): before/after figures from one run, in the report of a full run.
@@ -50,13 +60,15 @@ TLS_PORT = free_port()
 H2_PORT = free_port()
 STREAM_PORT = None  # stream_server.py's, once started
 SSE_H2_PORT = free_port()
+OPENAPI_GREETING = '{"message":"Hello, Stranger!"}'
 SMALL = '{"id":1,"name":"curlew","tags":["fast","safe"],"active":true,"score":99.5,"note":"small body for benches"}'
 INSTRUCTION_WORKLOADS = ["small-get-1", "json-16"]
 WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k", "queued-10k",
              "https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume", "h2-get-64", "h2-500",
              "stream-download-256m", "stream-upload-256m", "h2-upload-slow-known", "h2-upload-slow-unknown",
              "download-file-256m", "download-file-256m-fsync", "download-file-256m-progress", "upload-file-256m", "gzip-json-64m",
-             "multipart-upload-1g", "download-destination-256m", "sse-10k-h1", "sse-10k-h2", "sse-parse-rate"]
+             "multipart-upload-1g", "download-destination-256m", "sse-10k-h1", "sse-10k-h2", "sse-parse-rate",
+             "openapi-get-1", "openapi-get-64", "openapi-download-256m"]
 H2_WORKLOADS = {"h2-get-64", "h2-500"}
 # Against Tests/Servers/stream_server.py over TLS (a server that reads request bodies at a set pace).
 STREAM_WORKLOADS = {"h2-upload-slow-known", "h2-upload-slow-unknown"}
@@ -106,6 +118,13 @@ REFERENCE = {"gzip-json-64m": GZIP_CLIENT, "multipart-upload-1g": CURL_FORM_CLIE
 # --workloads to smoke them. The provider's download through `.downloadDestination` (one 256 MiB request
 # per client) and the multipart upload (a 64 MiB file in smoke runs) stay in: a few tenths of a second.
 NOT_IN_SMOKE = {"download-file-256m-fsync", "download-file-256m-progress", "gzip-json-64m"}
+# The generated OpenAPI client (issue 31), bench-openapi's workloads, run by its two clients only (and those
+# run nothing else): the client on Curlew's `CurlewTransport` and on `AsyncHTTPClientTransport`. Reported in
+# a section of their own, not in the requests table or the chart. bench-openapi links async-http-client,
+# which the smoke build leaves out: not in smoke runs.
+OPENAPI_WORKLOADS = ["openapi-get-1", "openapi-get-64", "openapi-download-256m"]
+OPENAPI_CLIENTS = {"openapi-curlew": "curlew", "openapi-ahc": "ahc"}
+NOT_IN_SMOKE |= set(OPENAPI_WORKLOADS)
 # Server-sent events (issue 17): the engine's `CurlSession.events(for:)` and a provider's `events(for:)` (bench-sse) and the C client
 # parsing in its write callback (c-client/sse.c). Each workload names the clients that run it; their
 # figures are their own (events, not requests), shown in the issue 17 table, not the requests table.
@@ -449,6 +468,8 @@ def runs_workload(client, workload):
     """Whether `client` runs `workload` (the peers, the chain client and baselines sit some out)."""
     if workload in SSE_WORKLOADS:
         return client in SSE_WORKLOADS[workload]
+    if workload in OPENAPI_WORKLOADS or client in OPENAPI_CLIENTS:
+        return workload in OPENAPI_WORKLOADS and client in OPENAPI_CLIENTS
     if client in SSE_ONLY_CLIENTS:
         return False
     if client in COMMAND_CLIENTS or workload in FILE_WORKLOADS:
@@ -505,6 +526,10 @@ http {{
     location = /slow {{ default_type application/json; echo_sleep 1; echo '{{"ok":true}}'; }}
     location = /fast {{ default_type application/json; echo '{{"ok":true}}'; }}
     location = /status {{ stub_status; }}
+    # The generated OpenAPI client (issue 31): `getGreeting` (the generated code checks the content type)
+    # and `download` (the 256 MiB file /big serves), whatever the query.
+    location = /greet {{ default_type application/json; return 200 '{OPENAPI_GREETING}'; }}
+    location = /download {{ default_type application/octet-stream; alias {work}/big; }}
     # Server-sent events (issue 17): paced.sse at one event a second per stream (pace_sse sets
     # limit_rate_after to the head's length, so the head and the first event go out at once), the
     # parse-rate stream at full speed. One cached descriptor for the file, not one per stream.
@@ -604,12 +629,13 @@ def build(smoke, out):
     # the layout of a Curlew type, an incremental build can keep a client compiled against the old layout
     # (seen: a crash reading a 16-byte RequestBody as 48 bytes), and its figures would be wrong without
     # failing. (Deleting their build folders instead breaks SwiftPM's cached build plan.)
-    for client in ("bench-curlew", "bench-peers", "bench-sse"):
+    for client in ("bench-curlew", "bench-peers", "bench-sse", "bench-openapi"):
         os.utime(os.path.join(HERE, "Sources", client, "main.swift"))
     subprocess.run(["swift", "build", "-c", "release", "--disable-build-manifest-caching", "--product", "bench-curlew"] + static, cwd=HERE, check=True)
     subprocess.run(["swift", "build", "-c", "release", "--disable-build-manifest-caching", "--product", "bench-sse"] + static, cwd=HERE, check=True)
     if not smoke:
         subprocess.run(["swift", "build", "-c", "release", "--disable-build-manifest-caching", "--product", "bench-peers"] + static, cwd=HERE, check=True)
+        subprocess.run(["swift", "build", "-c", "release", "--disable-build-manifest-caching", "--product", "bench-openapi"] + static, cwd=HERE, check=True)
     os.makedirs(out, exist_ok=True)
     subprocess.run(["gcc", "-O2", "-o", os.path.join(out, "bench-c"), os.path.join(HERE, "c-client", "bench.c"), "-lcurl", "-lz"], check=True)
     subprocess.run(["gcc", "-O2", "-o", os.path.join(out, "bench-sse-c"), os.path.join(HERE, "c-client", "sse.c"), "-lcurl"], check=True)
@@ -629,6 +655,7 @@ def build(smoke, out):
     if not smoke:
         commands["async-http-client"] = [os.path.join(release, "bench-peers"), "ahc"]
         commands["urlsession"] = [os.path.join(release, "bench-peers"), "urlsession"]
+        commands.update({client: [os.path.join(release, "bench-openapi"), transport] for client, transport in OPENAPI_CLIENTS.items()})
     return commands
 
 
@@ -771,6 +798,8 @@ def main():
                 for client in clients:
                     if client not in commands or not os.path.isfile(commands[client][0]):
                         continue  # not a client binary (`gzip-1` and `curl-F` are timed by run.py itself)
+                    if client in OPENAPI_CLIENTS:
+                        continue  # bench-openapi runs its own workloads only
                     ours = client.startswith("curlew") or client == "c-libcurl"
                     if workload != "small-get-1" and (
                         not ours or client.startswith(CHAIN_CLIENT) or client == METRICS_CLIENT or "@" in client
@@ -793,8 +822,11 @@ def main():
         return
     if partial:
         # A partial or before/after run: print its table, leave BENCHMARKS.md alone.
-        if any(w not in SSE_WORKLOADS for w in workloads):
+        if any(w not in SSE_WORKLOADS and w not in OPENAPI_WORKLOADS for w in workloads):
             print("\n".join(table(results, clients, workloads)))
+        openapi = openapi_lines(results)
+        if openapi:
+            print("\n".join([""] + openapi))
         targets = target_lines(results)
         if targets:
             print("\n".join([""] + targets))
@@ -820,7 +852,7 @@ def draw_chart(chart, decoded, path):
     # The workloads some client runs beside the C client (not the slow-reading server's, nor those
     # compared with something else: progress with the plain download, the compressed upload with gzip).
     names = [w for w in WORKLOADS if w != "json-16-decoded" and w not in STREAM_WORKLOADS and w not in REFERENCE
-             and w != "download-file-256m-progress" and w not in SSE_WORKLOADS]
+             and w != "download-file-256m-progress" and w not in SSE_WORKLOADS and w not in OPENAPI_WORKLOADS]
     fig, (ax, right) = plt.subplots(1, 2, figsize=(13, 4.5), gridspec_kw={"width_ratios": [5, 1.3]})
     width = 0.8 / max(1, len(chart))
     for i, (client, values) in enumerate(sorted(chart.items())):
@@ -848,7 +880,7 @@ def table(results, clients, workloads):
     """Markdown rows: requests/s, ratios, latency, CPU (process and Curlew's loop thread), connections."""
     lines = ["| workload | client | req/s (min–max) | × C limit | × async-http-client | MiB/s | p50 µs | p99 µs | CPU µs/req | CPU % | loop CPU µs/req | idle RSS MiB | peak RSS MiB | connections |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for workload in [w for w in workloads if w not in SSE_WORKLOADS]:
+    for workload in [w for w in workloads if w not in SSE_WORKLOADS and w not in OPENAPI_WORKLOADS]:
         c_rps = median_of(results.get((workload, REFERENCE.get(workload, "c-libcurl")), []), "rps")[0]
         ahc_rps = median_of(results.get((workload, "async-http-client"), []), "rps")[0]
         for client in clients:
@@ -968,6 +1000,61 @@ def target_lines(results):
     return lines
 
 
+def openapi_lines(results):
+    """Issue 31's section (Markdown): the generated client on Curlew's transport and on async-http-client's,
+    side by side, with Curlew's figure over async-http-client's."""
+    ours, theirs = "openapi-curlew", "openapi-ahc"
+
+    def figure(workload, client, key):
+        return median_of(results.get((workload, client), []), key)
+
+    def row(workload, label, key, show, scale=1.0, spread=False):
+        """One figure of both transports; `show` formats a value, `spread` adds the rounds' min–max."""
+        cells, values = [], []
+        for client in (ours, theirs):
+            value, low, high = figure(workload, client, key)
+            if value is None:
+                cells.append("invalid" if results.get((workload, client)) else "")
+                values.append(None)
+                continue
+            cells.append(show(value * scale) + (f" ({show(low * scale)}–{show(high * scale)})" if spread else ""))
+            values.append(value)
+        ratio = f"{values[0] / values[1]:.2f}×" if None not in values and values[1] else ""
+        return f"| {label} | " + " | ".join(cells) + f" | {ratio} |"
+
+    def number(decimals):
+        return lambda value: f"{value:,.{decimals}f}"
+
+    lines = []
+    for workload in OPENAPI_WORKLOADS:
+        if not any(results.get((workload, client)) for client in (ours, theirs)):
+            continue
+        if workload == "openapi-download-256m":
+            lines += [row(workload, f"{workload}: MiB/s", "mibps", number(1), spread=True),
+                      row(workload, "…CPU ms per 256 MiB", "cpu_us_per_request", number(0), scale=1e-3),
+                      row(workload, "…chunks the `HTTPBody` yields per 256 MiB", "chunks_per_request", number(0)),
+                      row(workload, "…idle RSS MiB", "idle_rss_kib", number(1), scale=1 / 1024),
+                      row(workload, "…peak RSS MiB", "peak_rss_kib", number(1), scale=1 / 1024)]
+        else:
+            lines += [row(workload, f"{workload}: req/s", "rps", number(0), spread=True),
+                      row(workload, "…CPU µs/req", "cpu_us_per_request", number(1)),
+                      row(workload, "…p50 µs", "p50_us", number(0)),
+                      row(workload, "…p99 µs", "p99_us", number(0))]
+    if not lines:
+        return []
+    return ["## Generated OpenAPI client (issue 31)", "",
+            "The client swift-openapi-generator made from Tests/OpenAPIFixture/openapi.yaml, the same generated `Client` "
+            "on two transports (one binary, bench-openapi, interleaved): Curlew's `CurlewTransport` on a `CurlSession` "
+            "configured as the `curlew` rows' sessions, and swift-openapi-async-http-client's `AsyncHTTPClientTransport` "
+            "on an `HTTPClient` configured as the `async-http-client` rows'. openapi-get-N: `getGreeting` (nginx's fixed "
+            "JSON message, decoded) with N in flight, small-get-N's request counts; openapi-download-256m: `download`, "
+            "256 MiB read from the `HTTPBody` chunk by chunk and dropped. Medians over the rounds (min–max); CPU is the "
+            "process's user + system time; idle RSS is VmRSS before the first request, peak RSS VmHWM at the end. "
+            "For CPU, latency and RSS, lower is better.", "",
+            "| workload · figure | Curlew (`CurlewTransport`) | async-http-client (`AsyncHTTPClientTransport`) | Curlew ÷ async-http-client |",
+            "| --- | ---: | ---: | ---: |"] + lines
+
+
 def sse_lines(results):
     """Issue 17's figures and targets (Markdown): the paced streams, the parse rate."""
     def runs(workload, client):
@@ -1069,7 +1156,7 @@ def write_report(results, counts, invalid, clients, rounds):
               "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     chart = {}
     decoded = {}
-    for workload in [w for w in WORKLOADS if w not in SSE_WORKLOADS]:
+    for workload in [w for w in WORKLOADS if w not in SSE_WORKLOADS and w not in OPENAPI_WORKLOADS]:
         c_rps = median_of(results.get((workload, REFERENCE.get(workload, "c-libcurl")), []), "rps")[0]
         ahc_rps = median_of(results.get((workload, "async-http-client"), []), "rps")[0]
         for client in clients:
@@ -1100,6 +1187,9 @@ def write_report(results, counts, invalid, clients, rounds):
     targets = target_lines(results)
     if targets:
         lines += [""] + targets
+    openapi = openapi_lines(results)
+    if openapi:
+        lines += [""] + openapi
     if counts:
         lines += ["", "## Instructions per request (callgrind: difference of runs at 4,000 and 12,000 requests; median of 3 for Curlew and C, one run for the peers)", "",
                   "| workload | client | instructions | × C limit |", "| --- | --- | ---: | ---: |"]

@@ -117,6 +117,31 @@ private func speakPath(rounds: Int, tag: String, over wire: Wire) -> String {
         #expect(received.request == report.request + 1, "run \(run)")
     }
 
+    /// A detached body's request body goes on after `perform` returned: a producer fed only once the
+    /// caller holds the response (as a generated OpenAPI client's caller does) has each piece echoed before
+    /// the next, and the exchange ends with both bodies.
+    @Test(arguments: Wire.allCases)
+    func aDetachedBodysProducerRunsOnAfterPerformReturned(wire: Wire) async throws {
+        try await withStreamServerAndSession(wire) { server, session in
+            let (pieces, feed) = AsyncStream<[UInt8]>.makeStream()
+            let request = TransportRequest(url: server.url("/echo"), method: .post, body: .sequence(pieces))
+            let (head, body) = try await session.perform(request) { head, body in (head, try body.detach()) }
+            #expect(head.status == .ok)
+            var chunks = body.makeAsyncIterator()
+            for round in 0..<3 {
+                let piece = Array("piece \(round)".utf8)
+                feed.yield(piece)
+                var received: [UInt8] = []
+                while received.count < piece.count, let chunk = try await chunks.next() { received += chunk }
+                #expect(received == piece)
+            }
+            feed.finish()
+            #expect(try await chunks.next() == nil)
+            #expect(await eventually { session.statistics.activeTransfers == 0 })
+            #expect(session.statistics.completedTransfers >= 1)
+        }
+    }
+
     /// The handler reads the whole response and returns; the producer then waits and never ends. The
     /// request's total timeout (5 s: long enough for the rounds on a loaded machine) ends the exchange: `perform` throws `timedOut` (total), the
     /// producer's wait is cancelled, and the server read the three answers but never the body's end.

@@ -556,7 +556,9 @@ private func text(of body: ResponseBody) async throws(CurlewError) -> String {
             #expect(head.headerFields[.contentType] == "application/octet-stream")
             #expect(head.httpVersion == .http1_1)
             #expect(body.trailerFields == nil)
-            #expect(recorder.all == ["m in"])
+            #expect(body.expectedLength == nil)
+            // The middleware's part ended with the head, as an OpenAPI middleware's does: the body is detached.
+            #expect(recorder.all == ["m in", "m out"])
             let reader = Task {
                 var bytes: [UInt8] = []
                 for try await chunk in body { bytes += chunk }
@@ -567,7 +569,6 @@ private func text(of body: ResponseBody) async throws(CurlewError) -> String {
             #expect(bytes == payload)
             let checksum = HTTPField.Name("X-Checksum")!
             #expect(body.trailerFields.map { Array($0) } == [HTTPField(name: checksum, value: "abc123")])
-            #expect(await eventually { recorder.all == ["m in", "m out"] })
             #expect(server.statistics.requestsReceived == 1)
         }
     }

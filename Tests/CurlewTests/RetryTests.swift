@@ -119,6 +119,15 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
 
     static func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
 
+    /// `payload` in two chunks, from a sequence that can be read once.
+    static func payloadChunks() -> AsyncStream<[UInt8]> {
+        AsyncStream { continuation in
+            continuation.yield(Array("pay".utf8))
+            continuation.yield(Array("load".utf8))
+            continuation.finish()
+        }
+    }
+
     /// The transport error inside a CurlewError, recording an issue for anything else.
     static func transportError(
         _ error: CurlewError?, sourceLocation: SourceLocation = #_sourceLocation
@@ -1016,16 +1025,22 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
 
     // MARK: Bodies
 
-    @Test func aNonReplayableStreamBodyIsNeverRetried() async throws {
+    @Test func aNonReplayableStreamBodyIsNeverRetriedAndFailsTyped() async throws {
         try await withServer({ _ in Self.busy }) { server, session in
             let clock = TestClock()
             let log = RetryAttemptLog()
             let chain = Self.chain(session, clock: clock, log: log)
             let body = RequestBody.stream(length: 7) { writer in try await writer.write("payload") }
             #expect(body.isReplayable == false)
-            let response = try await chain.response(for: TransportRequest(url: server.url("/upload"), method: .put, body: body))
-            #expect(response.status.code == 503)
-            #expect(Self.text(response.body) == "busy")
+            let error = await #expect(throws: CurlewError.self) {
+                try await chain.response(for: TransportRequest(url: server.url("/upload"), method: .put, body: body))
+            }
+            #expect(
+                Self.transportError(error)
+                    == TransportError(
+                        .bodyNotReplayable,
+                        message: "the request would be retried after status 503, but its body is a stream that cannot be sent again",
+                        url: server.url("/upload"), method: "PUT"))
             #expect(server.requests.count == 1)
             #expect(server.requests.first?.bodyText == "payload")
             #expect(log.attempts == [1])
@@ -1033,20 +1048,42 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
         }
     }
 
-    @Test func aOneShotSequenceBodyIsNeverRetried() async throws {
-        try await withServer({ _ in Self.busy }) { server, session in
+    @Test func aOneShotSequenceBodyIsNeverRetriedAfterAFailureAndCarriesIt() async throws {
+        // Nothing listens on the port: a failure that proves the request was not processed, retried for a
+        // PUT whose body could be sent again.
+        try await Self.withSession { session in
+            await withRefusingPort { port in
+                let clock = TestClock()
+                let log = RetryAttemptLog()
+                let chain = Self.chain(session, clock: clock, log: log)
+                let chunks = Self.payloadChunks()
+                let body = RequestBody.sequence(chunks, length: 7)
+                #expect(body.isReplayable == false)
+                let error = await #expect(throws: CurlewError.self) {
+                    try await chain.response(for: TransportRequest(url: "http://127.0.0.1:\(port)/upload", method: .put, body: body))
+                }
+                let failure = Self.transportError(error)
+                #expect(failure?.code == .bodyNotReplayable)
+                #expect(
+                    failure?.message
+                        == "the request would be retried after a transport failure (cannotConnect), but its body is a stream that cannot be sent again"
+                )
+                #expect((failure?.underlying as? TransportError)?.code == .cannotConnect)
+                #expect(log.attempts == [1])
+                #expect(clock.sleeps == [])
+            }
+        }
+    }
+
+    @Test func aOneShotSequenceBodyWithAStatusNotRetriedIsReturned() async throws {
+        try await withServer({ _ in .text("created", status: 201) }) { server, session in
             let clock = TestClock()
             let log = RetryAttemptLog()
             let chain = Self.chain(session, clock: clock, log: log)
-            let chunks = AsyncStream<[UInt8]> { continuation in
-                continuation.yield(Array("pay".utf8))
-                continuation.yield(Array("load".utf8))
-                continuation.finish()
-            }
-            let body = RequestBody.sequence(chunks, length: 7)
-            #expect(body.isReplayable == false)
-            let response = try await chain.response(for: TransportRequest(url: server.url("/upload"), method: .put, body: body))
-            #expect(response.status.code == 503)
+            let chunks = Self.payloadChunks()
+            let response = try await chain.response(
+                for: TransportRequest(url: server.url("/upload"), method: .put, body: .sequence(chunks, length: 7)))
+            #expect(response.status.code == 201)
             #expect(server.requests.map(\.bodyText) == ["payload"])
             #expect(log.attempts == [1])
         }

@@ -42,34 +42,6 @@ struct W3CTestTracer: Tracer {
     where Extract.Carrier == Carrier {}
 }
 
-/// A log handler that keeps every line with its metadata.
-final class RecordingLogHandler: LogHandler, @unchecked Sendable {
-    // @unchecked: `lines` is guarded by its lock; the rest is set before the handler is shared.
-    struct Line: Sendable {
-        let level: Logger.Level
-        let message: String
-        let metadata: [String: String]
-    }
-
-    private let lines = Locked<[Line]>([])
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .debug
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        var merged = metadata
-        for (key, value) in event.metadata ?? [:] { merged[key] = value }
-        let flat = merged.mapValues { "\($0)" }
-        lines.withLock { $0.append(Line(level: event.level, message: "\(event.message)", metadata: flat)) }
-    }
-
-    var all: [Line] { lines.withLock { $0 } }
-}
-
 @Suite(.timeLimit(.minutes(2))) struct TelemetryTests {
     static func configuration(metrics: TestMetrics? = nil, tracer: (any Tracer)? = nil) -> SessionConfiguration {
         var configuration = SessionConfiguration()

@@ -4,13 +4,13 @@ import Glibc
 
 /// One benchmark workload: what to request, how many at once, and what a correct answer looks like.
 public struct Workload: Sendable {
-    public let name: String
+    public private(set) var name: String
     public let path: String
     public let method: String
     public let concurrency: Int
     public let requests: Int
     /// Exact body length every response must have.
-    public let expectedBytes: Int
+    public private(set) var expectedBytes: Int
     /// Request body (POST workloads).
     public let body: [UInt8]?
     /// Decode the body into `[BenchUser]` (the JSON workloads' "decoded" variant).
@@ -104,6 +104,15 @@ public struct Workload: Sendable {
 
     public static func named(_ name: String, scale: Double) -> Workload? {
         all(scale: scale).first { $0.name == name }
+    }
+
+    /// This workload's counts and settings under another name, for a client that serves it through another
+    /// API (a generated OpenAPI client's operation), whose responses carry `expectedBytes`.
+    public func mirrored(as name: String, expectedBytes: Int) -> Workload {
+        var copy = self
+        copy.name = name
+        copy.expectedBytes = expectedBytes
+        return copy
     }
 }
 

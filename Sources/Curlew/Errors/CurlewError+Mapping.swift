@@ -9,7 +9,7 @@ extension CurlewError {
     /// ``eventStream(_:)``; a cancellation, or anything thrown by a task that was cancelled, as
     /// ``transport(_:)`` with ``/CurlewEngine/TransportError/Code/cancelled``; anything else as
     /// ``underlying(_:_:)``.
-    init(mapping error: any Error, url: String? = nil) {
+    package init(mapping error: any Error, url: String? = nil) {
         switch error {
         case let error as CurlewError:
             self = error
@@ -28,7 +28,7 @@ extension CurlewError {
 
     /// A transport failure as the provider layer reports it: a stream body's producer that threw gives
     /// its own error, as a failure from elsewhere.
-    init(_ error: TransportError) {
+    package init(_ error: TransportError) {
         if error.code == .requestBodyFailed, let underlying = error.underlying {
             self = .underlying(underlying, nil)
         } else {

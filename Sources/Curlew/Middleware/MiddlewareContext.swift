@@ -17,12 +17,14 @@ public struct MiddlewareContext: Sendable {
     public var attempt: Int
     /// Where middleware log. In a provider's chain, the provider's logger with the call's
     /// `curlew.request.id`, `http.request.method` and `url.full` (no user information, query values
-    /// redacted) as metadata. Setting it replaces the logger the metadata is added to.
+    /// redacted) as metadata, and `curlew.operation` when the call names one. Setting it replaces the
+    /// logger the metadata is added to.
     public var logger: Logger {
         get {
             guard let call, let line else { return baseLogger }
             var logger = baseLogger
             logger[metadataKey: "curlew.request.id"] = "\(call.id)"
+            if let operation = call.operation { logger[metadataKey: "curlew.operation"] = "\(operation)" }
             logger[metadataKey: "http.request.method"] = "\(line.method.rawValue)"
             logger[metadataKey: "url.full"] = "\(RedactedURL.full(line.url))"
             return logger
@@ -51,6 +53,19 @@ public struct MiddlewareContext: Sendable {
         self.attempt = attempt
         baseLogger = logger
         collectsBody = false
+        stub = .never
+    }
+
+    /// A context for a chain called outside a provider for `request`, whose call (``/CurlewEngine/TransportRequest/call``)
+    /// and first line its logger's metadata shows, counting retries in `metrics` (an OpenAPI transport's);
+    /// `collectsBody`: the transport collects the response before handing it out.
+    package init(request: TransportRequest, logger: Logger, metrics: ClientMetrics?, collectsBody: Bool) {
+        attempt = 1
+        baseLogger = logger
+        call = request.call
+        line = (request.method, request.url)
+        self.metrics = metrics
+        self.collectsBody = collectsBody
         stub = .never
     }
 

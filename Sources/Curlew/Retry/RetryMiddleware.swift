@@ -8,6 +8,11 @@ import Logging
 /// the request was not processed (or, for idempotent requests, a connection closed before any
 /// response byte), and statuses the policy lists.
 ///
+/// A request the policy would retry whose body cannot be sent again (a stream read once, an OpenAPI
+/// body iterated once) is sent once; a failure or a listed status that would have been retried then fails
+/// the call with ``/CurlewEngine/TransportError/Code-swift.struct/bodyNotReplayable`` (the failure as its
+/// ``/CurlewEngine/TransportError/underlying``) instead of being resent with a body that is gone.
+///
 /// The decision on a status is taken from the head, before your handler reads the body; the body of a
 /// response that is retried is never read (its connection is closed). The waits follow `Retry-After`
 /// (seconds or an HTTP date, at most ``RetryPolicy/maxRetryAfter``) or the policy's ``/CurlewEngine/Backoff``;
@@ -54,8 +59,11 @@ public struct RetryMiddleware: Middleware {
         _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
         // An event stream's reconnection already follows the stream's own policy and backoff.
-        guard policy.mayRetry(request), policy.maxAttempts > 1, context.reconnection == 0 else {
+        guard policy.retriesMethod(of: request), policy.maxAttempts > 1, context.reconnection == 0 else {
             return try await next(request, context, handler: handler)
+        }
+        guard request.body?.isReplayable ?? true else {
+            return try await sendOnce(request, context: context, next: next, handler: handler)
         }
         let deadline = (request.timeout ?? policy.totalTimeout).map { clock.now + $0 }
         var attemptRequest = request
@@ -105,6 +113,42 @@ public struct RetryMiddleware: Middleware {
                 context.attempt += 1
             }
         }
+    }
+
+    /// The one attempt of a request whose body cannot be sent again: what would have been retried fails
+    /// with ``/CurlewEngine/TransportError/Code-swift.struct/bodyNotReplayable``.
+    nonisolated(nonsending) private func sendOnce<Return>(
+        _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>
+    ) async throws(CurlewError) -> Return {
+        let step: Step<Return>
+        do {
+            step = try await next(request, context) { head, body throws(CurlewError) -> Step<Return> in
+                if policy.statuses.contains(head.status.code) { return .retry(after: .zero, status: head.status.code) }
+                return .done(try await handler(head, body))
+            }
+        } catch {
+            guard case .transport(let failure) = error, !failure.isCancellation, policy.retries(failure, of: request) else {
+                throw error
+            }
+            throw .transport(Self.notReplayable(request, after: "a transport failure (\(failure.code))", underlying: failure))
+        }
+        switch step {
+        case .done(let value):
+            return value
+        case .retry(_, let status):
+            throw .transport(Self.notReplayable(request, after: "status \(status)", underlying: nil))
+        }
+    }
+
+    private static func notReplayable(
+        _ request: TransportRequest, after reason: String, underlying: TransportError?
+    ) -> TransportError {
+        var error = TransportError(
+            .bodyNotReplayable,
+            message: "the request would be retried after \(reason), but its body is a stream that cannot be sent again",
+            url: request.url, method: request.method.rawValue)
+        error.underlying = underlying
+        return error
     }
 
     /// The wait before retrying a response with a retried status, or nil to return it as it is: a

@@ -66,8 +66,12 @@ public struct RetryPolicy: Sendable {
     /// Whether the request may be retried at all: a retried method or an opt-in, and a body that can be
     /// sent again.
     func mayRetry(_ request: TransportRequest) -> Bool {
-        guard methods.contains(request.method) || optsIn(request) else { return false }
-        return request.body?.isReplayable ?? true
+        retriesMethod(of: request) && request.body?.isReplayable ?? true
+    }
+
+    /// Whether the request's method is retried, or the request opted in.
+    func retriesMethod(of request: TransportRequest) -> Bool {
+        methods.contains(request.method) || optsIn(request)
     }
 
     /// Whether `error` allows another attempt of `request` (which ``mayRetry(_:)`` allowed).

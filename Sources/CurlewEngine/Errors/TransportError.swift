@@ -56,7 +56,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         public static let redirectRefused = Code("redirectRefused")
         /// More redirects than the policy allows, or a loop back to a request already made.
         public static let tooManyRedirects = Code("tooManyRedirects")
-        /// A 307 or 308 redirect resends the body, and the body cannot be sent again.
+        /// A 307 or 308 redirect resends the body, or a retry would, and the body cannot be sent again.
         public static let bodyNotReplayable = Code("bodyNotReplayable")
         /// The server reset this request's HTTP/2 stream (RST_STREAM); other requests on the connection
         /// are unaffected. (A stream the server refused before processing it is retried by libcurl.)
@@ -113,7 +113,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     /// For a download that kept its partial file (``DownloadOptions/keepsPartialFile``), what resumes it.
     /// Not compared by `==`.
     public var resumeData: ResumeData?
-    /// For ``Code/requestBodyFailed``, the error the body's producer threw. Not compared by `==`.
+    /// For ``Code/requestBodyFailed``, the error the body's producer threw; for ``Code/bodyNotReplayable``
+    /// from a retry, the failure that would have been retried. Not compared by `==`.
     public var underlying: (any Error & Sendable)?
     /// Whether any byte of a response had arrived when the transfer failed. False for a connection that
     /// closed or reset before the server answered, which a retry policy may treat as "not answered"

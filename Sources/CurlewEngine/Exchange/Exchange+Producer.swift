@@ -7,6 +7,17 @@ extension Exchange {
     /// The producer's current run.
     var generation: Int { state.withLock { $0.machine.request.generation } }
 
+    /// Keeps the task running the stream body's producer, to cancel it when the transfer ends (at once
+    /// when it has ended already).
+    func adoptProducer(_ task: Task<Void, Never>) {
+        let ended = state.withLock { state -> Bool in
+            guard !state.machine.isFinished else { return true }
+            state.producerTask = task
+            return false
+        }
+        if ended { task.cancel() }
+    }
+
     /// Appends a chunk written by the producer of `generation`; asks the loop to resume sending when curl
     /// waits for bytes. Returns whether the producer must wait for room, or throws why the write fails.
     func write(_ chunk: ArraySlice<UInt8>, generation: Int) throws(TransportError) -> Bool {

@@ -26,6 +26,9 @@ final class Exchange: Sendable {
         var responseTrailers: HTTPFields?
         /// A stream body's trailer fields, once its producer returned.
         var requestTrailers: HTTPFields?
+        /// The task running a stream body's producer, cancelled when the transfer ends: a producer waiting
+        /// on its own source (not on a write) learns of the end that way.
+        var producerTask: Task<Void, Never>?
     }
 
     let request: PreparedRequest
@@ -184,21 +187,27 @@ final class Exchange: Sendable {
     /// Stores the outcome and resumes who waits on it, and tells the hop's record how it ended (`streamed`:
     /// what the loop knew of a streamed response). Later calls do nothing.
     func finish(_ outcome: TransferOutcome, streamed: HopEnd? = nil) {
-        let (action, waiter, producer) = state.withLock { state -> (Machine.FinishAction, Continuation?, Continuation?) in
+        let (action, waiter, producer, producerTask) = state.withLock {
+            state -> (Machine.FinishAction, Continuation?, Continuation?, Task<Void, Never>?) in
             let action = state.machine.finish(outcome)
             var waiter: Continuation?
             var producer: Continuation?
+            var producerTask: Task<Void, Never>?
             if action.resumeWaiter { swap(&waiter, &state.waiter) }
             if action.resumeProducer { swap(&producer, &state.producer) }
-            return (action, waiter, producer)
+            if action.ended { swap(&producerTask, &state.producerTask) }
+            return (action, waiter, producer, producerTask)
         }
         if action.returnedGrowth > 0 { loop.streamBudget.release(action.returnedGrowth) }
         if action.ended, let record {
             record.ended(
                 outcome, streamed: streamed,
-                hop: HopFacts(started: submitted, requestBodySize: request.request.body?.knownLength))
+                hop: HopFacts(
+                    started: submitted, requestBodySize: request.request.body?.knownLength,
+                    operation: request.request.call?.operation))
         }
         waiter?.resume()
         producer?.resume()
+        producerTask?.cancel()
     }
 }

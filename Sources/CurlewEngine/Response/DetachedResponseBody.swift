@@ -10,9 +10,9 @@ extension ResponseBody {
     /// Dropping the detached body before its end aborts the transfer and closes its connection, as
     /// returning from the closure does for a body that was not detached; cancelling a task while it
     /// reads does too. Detach before reading: a body whose reading began, whose closure returned or
-    /// that was detached already cannot be. A request body produced by a stream is still written to its
-    /// end before ``CurlSession/perform(_:isolation:_:)`` returns: a server that stops reading the request
-    /// while it goes on responding keeps the call waiting until it reads again or the transfer ends.
+    /// that was detached already cannot be. A request body produced by a stream goes on being produced
+    /// after the call returned, in a task of its own, until its end or the transfer's: its source may be
+    /// fed only once the response is in hand (a full-duplex exchange).
     ///
     /// ```swift
     /// let (head, body) = try await session.perform(request) { head, body in (head, try body.detach()) }

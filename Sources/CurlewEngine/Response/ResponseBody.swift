@@ -54,6 +54,21 @@ public struct ResponseBody: AsyncSequence, Sendable {
         complete = nil
     }
 
+    /// A body that hands out the chunks of `chunks` as they come: a body from another library (an OpenAPI
+    /// `HTTPBody`), or one a middleware made. Read once, like every body.
+    ///
+    /// A failure of the sequence fails the read with ``TransportError/Code/invalidResponse``, the error as
+    /// its ``TransportError/underlying`` (a ``TransportError`` is thrown as it is).
+    ///
+    /// - Parameters:
+    ///   - chunks: The body's bytes, in order.
+    ///   - expectedLength: The number of bytes, when known (``expectedLength``).
+    public init<Chunks: AsyncSequence & Sendable>(chunks: Chunks, expectedLength: Int? = nil)
+    where Chunks.Element == ArraySlice<UInt8> {
+        source = BodySource(.sequence(ChunkSequenceReader(chunks)), expectedLength: expectedLength)
+        complete = nil
+    }
+
     /// Marks the end of the scope the body was handed out for: later reads fail with
     /// ``TransportError/Code/bodyUnavailable`` (unless the body was detached).
     package func endScope() { source.endScope() }
@@ -180,6 +195,8 @@ final class BodySource: Sendable {
     enum Backing: Sendable {
         case live(LiveBody)
         case buffered(Data, chunkSize: Int, trailers: HTTPFields?)
+        /// Another library's async sequence, read as it hands out chunks.
+        case sequence(ChunkSequenceReader)
     }
 
     /// A streamed transfer's side of the body.
@@ -319,6 +336,13 @@ final class BodySource: Sendable {
                 return ArraySlice(data[(data.startIndex + state.offset)..<(data.startIndex + end)])
             }
             return chunk.map { .chunk($0) } ?? .end
+        case .sequence(let reader):
+            switch reader.take() {
+            case nil: return .pending
+            case .success(let chunk?)?: return .chunk(chunk)
+            case .success(nil)?: return .end
+            case .failure(let error)?: throw error
+            }
         case .live(let live):
             if let coding = live.unsupportedCoding {
                 live.exchange.abort()
@@ -345,11 +369,56 @@ final class BodySource: Sendable {
     /// Returns once a live transfer has delivered a chunk or ended. Cancelling the waiting task aborts
     /// the transfer (which ends it).
     func waitForBytes() async {
-        guard case .live(let live) = backing else { return }
+        let live: LiveBody
+        switch backing {
+        case .live(let body): live = body
+        case .sequence(let reader): return await reader.fetch()
+        case .buffered: return
+        }
         await withTaskCancellationHandler {
             await live.exchange.waitForData()
         } onCancel: {
             live.exchange.abort()
         }
+    }
+}
+
+/// Reads another library's async sequence for a ``ResponseBody``: the body's reader fetches the next chunk
+/// when it waits for bytes, then polls it.
+///
+/// `@unchecked Sendable`: confined to the body's one reader (a body is iterated once, and its reader
+/// awaits each fetch before it polls or fetches again), so the iterator and the fetched chunk need no lock.
+final class ChunkSequenceReader: @unchecked Sendable {
+    private let pull: () async throws -> ArraySlice<UInt8>?
+    private var fetched: Result<ArraySlice<UInt8>?, TransportError>?
+
+    init<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks) where Chunks.Element == ArraySlice<UInt8> {
+        var iterator: Chunks.AsyncIterator?
+        pull = {
+            var current = iterator ?? chunks.makeAsyncIterator()
+            let chunk = try await current.next()
+            iterator = current
+            return chunk
+        }
+    }
+
+    /// Waits for the sequence's next chunk, its end or its failure (once fetched, until taken).
+    func fetch() async {
+        guard fetched == nil else { return }
+        do {
+            fetched = .success(try await pull())
+        } catch let error as TransportError {
+            fetched = .failure(error)
+        } catch {
+            var failure = TransportError(.invalidResponse, message: "the response body's source failed: \(error)")
+            failure.underlying = error
+            fetched = .failure(failure)
+        }
+    }
+
+    /// What the last fetch found, handed out once; nil before a fetch.
+    func take() -> Result<ArraySlice<UInt8>?, TransportError>? {
+        defer { fetched = nil }
+        return fetched
     }
 }

@@ -52,10 +52,11 @@ extension CurlSession {
     }
 
     /// Runs `body` with `exchange` (which `body` submits) and, for a stream body, its producer running in a
-    /// child task. When `body` returns or throws, a transfer still running is aborted (its connection
+    /// task of its own. When `body` returns or throws, a transfer still running is aborted (its connection
     /// closed) and the producer is stopped and awaited; `body` decides first whether to let the transfer
-    /// end (``Exchange/awaitEnd()``). A transfer whose body was detached runs on, and its producer is
-    /// awaited until it has written the whole request body.
+    /// end (``Exchange/awaitEnd()``). A transfer whose body was detached runs on, and so does its producer,
+    /// until it has written the whole request body or the transfer ends: a full-duplex exchange whose caller
+    /// produces the request body after the call returned (an OpenAPI transport's) does not wait on itself.
     func withExchange<Result>(
         _ exchange: Exchange, isolation: isolated (any Actor)?, _ body: (Exchange) async throws -> Result
     ) async throws -> Result {
@@ -63,22 +64,38 @@ extension CurlSession {
             defer { exchange.closeScope() }
             return try await body(exchange)
         }
+        let task = Self.startProducer(producer, into: exchange)
+        exchange.adoptProducer(task)
+        let result: Result
+        do {
+            result = try await withTaskCancellationHandler {
+                try await body(exchange)
+            } onCancel: {
+                task.cancel()
+            }
+        } catch {
+            await Self.closeScope(of: exchange, producer: task)
+            throw error
+        }
+        await Self.closeScope(of: exchange, producer: task)
+        return result
+    }
+
+    /// Starts a stream body's producer in a task of its own, which inherits the caller's priority and
+    /// task-local values (a trace context) but may outlive the call, for a detached body.
+    private static func startProducer(_ producer: BodyProducer, into exchange: Exchange) -> Task<Void, Never> {
         let trailers = exchange.request.request.body?.trailerSource
         let request = exchange.request.request
-        return try await withThrowingTaskGroup(of: Void.self, returning: Result.self, isolation: isolation) { group in
-            group.addTask {
-                await Self.produce(producer, into: exchange, trailers: trailers, request: request)
-            }
-            defer {
-                // A detached body's transfer runs on: its producer finishes the request body, and the
-                // group waits for it.
-                if !exchange.closeScope() {
-                    exchange.closeRequest()
-                    group.cancelAll()
-                }
-            }
-            return try await body(exchange)
-        }
+        return Task { await produce(producer, into: exchange, trailers: trailers, request: request) }
+    }
+
+    /// The scoped call is over: unless its body was detached, a transfer still running is aborted and the
+    /// producer is stopped and awaited.
+    private static func closeScope(of exchange: Exchange, producer task: Task<Void, Never>) async {
+        guard !exchange.closeScope() else { return }
+        exchange.closeRequest()
+        task.cancel()
+        await task.value
     }
 
     /// `prepared` as this libcurl can carry it. Where a fallback in ``CurlQuirks`` needs it, a transfer to an

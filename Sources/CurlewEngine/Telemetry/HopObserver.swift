@@ -32,6 +32,8 @@ package struct HopFacts: Sendable {
     package let started: UInt64
     /// The bytes of the request body, when known before sending.
     package let requestBodySize: Int?
+    /// The operation the call named (``CallContext/operation``), which the request metrics carry.
+    package let operation: String?
 }
 
 /// A physical request as it starts.

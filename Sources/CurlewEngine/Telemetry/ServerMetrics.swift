@@ -90,6 +90,8 @@ final class EndedRequests: Sendable {
         let status: Int?
         let errorType: String?
         let protocolVersion: String?
+        /// The call's operation (an OpenAPI operation id), when it named one.
+        let operation: String?
     }
 
     /// The handlers of a request that ended with `attributes`.
@@ -111,6 +113,7 @@ final class EndedRequests: Sendable {
         if let errorType = attributes.errorType { dimensions.append(("error.type", errorType)) }
         if let version = attributes.protocolVersion { dimensions.append(("network.protocol.version", version)) }
         dimensions += base.dropFirst(2)
+        if let operation = attributes.operation { dimensions.append(("curlew.operation", operation)) }
         return dimensions
     }
 }
@@ -193,7 +196,7 @@ final class MethodMetrics: HopRecord {
         let handlers = server.handlers(
             .init(
                 method: method, status: status, errorType: status >= 400 ? String(status) : nil,
-                protocolVersion: ClientMetrics.protocolVersion(response.httpVersion)))
+                protocolVersion: ClientMetrics.protocolVersion(response.httpVersion), operation: hop.operation))
         handlers.record(
             elapsed: Self.elapsed(from: hop.started, to: MonotonicClock.now()), requestBodySize: hop.requestBodySize,
             responseBodySize: response.body.count, timings: response.timings)
@@ -204,7 +207,7 @@ final class MethodMetrics: HopRecord {
         let handlers = server.handlers(
             .init(
                 method: method, status: end.status, errorType: Self.errorType(end),
-                protocolVersion: ClientMetrics.protocolVersion(end.httpVersion)))
+                protocolVersion: ClientMetrics.protocolVersion(end.httpVersion), operation: hop.operation))
         handlers.record(
             elapsed: Self.elapsed(from: hop.started, to: end.ended), requestBodySize: hop.requestBodySize,
             responseBodySize: end.responseBodySize, timings: end.timings)
