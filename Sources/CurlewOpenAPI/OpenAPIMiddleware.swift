@@ -22,10 +22,12 @@ import Synchronization
 /// ```
 ///
 /// The middleware sees what the OpenAPI runtime would give it: the request with its path and query (its
-/// `baseURL` the request's scheme and authority), the body as an `HTTPBody` (read only if it reads it) and the
-/// call's operation id (``/CurlewEngine/CallContext/operation``, empty when the call named none). What it
-/// changes is sent; a body it returns unchanged is sent as the request's own (a file stays a file). The
-/// response it returns is what the rest of the chain sees, its body read as it arrives.
+/// `baseURL` the request's scheme and authority), the body as an `HTTPBody` and the call's operation id
+/// (``/CurlewEngine/CallContext/operation``, empty when the call named none). What it changes is sent; a
+/// body it hands on unchanged is sent as the request's own (a file stays a file, read in place). A file or
+/// a stream it reads is read into memory for it, and a stream that cannot be produced again is then sent
+/// from those bytes. The response it returns is what the rest of the chain sees, its body read as it
+/// arrives.
 public struct OpenAPIMiddleware: Middleware {
     /// The OpenAPI middleware.
     public let middleware: any ClientMiddleware

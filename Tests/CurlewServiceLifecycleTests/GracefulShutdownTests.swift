@@ -24,8 +24,9 @@ import Testing
         var configuration = SessionConfiguration()
         configuration.maxConnectionsPerHost = 6
         configuration.maxConnectionsTotal = 6
-        // What the service's graceful shutdown gives requests in flight: the hanging ones reach it.
-        configuration.gracefulShutdownTimeout = .seconds(3)
+        // What the service's graceful shutdown gives requests in flight: the hanging ones reach it; long
+        // enough for the finishing ones on a loaded machine (3 s was not, with the whole suite running).
+        configuration.gracefulShutdownTimeout = .seconds(8)
         let (session, watch) = try watchedSession(configuration)
         let group = ServiceGroup(services: [session], logger: quietLogger)
         let running = Task { try await group.run() }
@@ -50,7 +51,7 @@ import Testing
         for task in hanging {
             #expect(
                 await task.value
-                    == .failed(.sessionShutDown, "the session's graceful shutdown deadline (3.0 seconds) passed before the transfer finished"))
+                    == .failed(.sessionShutDown, "the session's graceful shutdown deadline (8.0 seconds) passed before the transfer finished"))
         }
         try await running.value
 

@@ -73,14 +73,9 @@ public struct MiddlewareContext: Sendable {
         target: any TargetType, endpoint: Endpoint, logger: Logger, collectsBody: Bool, stub: StubBehavior,
         request: TransportRequest, metrics: ClientMetrics?
     ) {
+        self.init(request: request, logger: logger, metrics: metrics, collectsBody: collectsBody)
         self.target = target
         self.endpoint = endpoint
-        attempt = 1
-        baseLogger = logger
-        call = request.call
-        line = (request.method, request.url)
-        self.metrics = metrics
-        self.collectsBody = collectsBody
         self.stub = stub
     }
 
