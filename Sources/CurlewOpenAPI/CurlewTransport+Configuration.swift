@@ -34,13 +34,17 @@ extension CurlewTransport {
         ///   - inMemoryRequestBodyLimit: The largest replayable body read before sending.
         public init(
             timeout: Duration? = nil, operations: [String: OperationOptions] = [:],
-            logger: Logger = Logger(label: "curlew.openapi"), inMemoryRequestBodyLimit: Int = 64 * 1024
+            logger: Logger = Logger(label: "curlew.openapi"),
+            inMemoryRequestBodyLimit: Int = Configuration.defaultInMemoryRequestBodyLimit
         ) {
             defaults = OperationOptions(timeout: timeout)
             self.operations = operations
             self.logger = logger
             self.inMemoryRequestBodyLimit = inMemoryRequestBodyLimit
         }
+
+        /// The default ``inMemoryRequestBodyLimit``: 64 KiB.
+        public static let defaultInMemoryRequestBodyLimit = 64 * 1024
 
         /// The options of the operation `operationID`.
         func options(for operationID: String) -> OperationOptions {

@@ -93,8 +93,7 @@ public struct CurlewTransport: ClientTransport {
             await Self.drain(responseBody)
             return (response, nil)
         }
-        let length = responseBody.expectedLength.map { HTTPBody.Length.known(Int64($0)) } ?? .unknown
-        return (response, HTTPBody(responseBody, length: length, iterationBehavior: .single))
+        return (response, HTTPBody.streaming(responseBody))
     }
 
     /// Whether the call accepts only JSON (`application/json`, `application/…+json`), which a generated

@@ -56,15 +56,10 @@ public struct OpenAPIMiddleware: Middleware {
                 outgoing.method = changed.method
                 outgoing.headerFields = changed.headerFields
                 outgoing.body = try await original.requestBody(sending: changedBody)
-                let (head, detached) = try await next(outgoing, context) { head, body throws(CurlewError) in
-                    do throws(TransportError) {
-                        return (head, try body.detach())
-                    } catch {
-                        throw CurlewError(error)
-                    }
+                let (head, escaping) = try await next(outgoing, context) { head, body throws(CurlewError) in
+                    try EscapingResponseBody.handOut(head, body)
                 }
-                let length = detached.expectedLength.map { HTTPBody.Length.known(Int64($0)) } ?? .unknown
-                let received = HTTPBody(detached, length: length, iterationBehavior: .single)
+                let received = HTTPBody.streaming(escaping)
                 heads.record(head, body: received)
                 return (HTTPResponse(status: head.status, headerFields: head.headerFields), received)
             }
@@ -75,11 +70,7 @@ public struct OpenAPIMiddleware: Middleware {
         var head = heads.head(for: body) ?? ResponseHead(status: response.status)
         head.status = response.status
         head.headerFields = response.headerFields
-        let responseBody =
-            body.map { body in
-                let length: Int? = if case .known(let count) = body.length { Int(exactly: count) } else { nil }
-                return ResponseBody(chunks: body, expectedLength: length)
-            } ?? ResponseBody(data: Data())
+        let responseBody = body.map { ResponseBody(chunks: $0, expectedLength: $0.knownLength) } ?? ResponseBody(data: Data())
         defer { responseBody.endScope() }
         return try await handler(head, responseBody)
     }
@@ -135,7 +126,7 @@ private final class OriginalBody: Sendable {
     /// bytes when the middleware read a stream that cannot be produced again), else `handed` streamed.
     func requestBody(sending handed: HTTPBody?) async throws(CurlewError) -> RequestBody? {
         guard let handed, let httpBody, handed === httpBody else {
-            return try await RequestBody.from(handed, inMemoryLimit: 64 * 1024)
+            return try await RequestBody.from(handed, inMemoryLimit: CurlewTransport.Configuration.defaultInMemoryRequestBodyLimit)
         }
         if let body, !body.isReplayable, let bytes = collected.bytes { return .data(bytes) }
         return body

@@ -19,11 +19,7 @@ extension MiddlewareChain {
         _ request: TransportRequest, context: MiddlewareContext = MiddlewareContext()
     ) async throws(CurlewError) -> (ResponseHead, EscapingResponseBody) {
         try await perform(request, context: context) { head, body throws(CurlewError) in
-            do throws(TransportError) {
-                return (head, EscapingResponseBody(try body.detach()))
-            } catch {
-                throw CurlewError(error)
-            }
+            try EscapingResponseBody.handOut(head, body)
         }
     }
 }
@@ -39,6 +35,15 @@ public struct EscapingResponseBody: AsyncSequence, Sendable {
 
     init(_ body: DetachedResponseBody) {
         self.body = body
+    }
+
+    /// The handler that hands a response out of the chain: its head, and its body detached from the call.
+    package static func handOut(_ head: ResponseHead, _ body: ResponseBody) throws(CurlewError) -> (ResponseHead, EscapingResponseBody) {
+        do {
+            return (head, EscapingResponseBody(try body.detach()))
+        } catch {
+            throw CurlewError(error)
+        }
     }
 
     /// The trailer fields that followed the last chunk: nil until the body has been read to its end,

@@ -1,5 +1,5 @@
-// Curlew — a generated client's request as the engine sends it: the URL from the server URL and the
-// operation's path, the body from its HTTPBody.
+// Curlew — a generated client's messages as the engine carries them: the URL from the server URL and the
+// operation's path, the request body from its HTTPBody, the response body as one.
 
 import Curlew
 import CurlewEngine
@@ -45,11 +45,7 @@ extension RequestBody {
     ///   ``/Curlew/CurlewError/underlying(_:_:)``), or a length it did not keep.
     static func from(_ body: HTTPBody?, inMemoryLimit: Int) async throws(CurlewError) -> RequestBody? {
         guard let body else { return nil }
-        let length: Int? =
-            switch body.length {
-            case .known(let count): Int(exactly: count)
-            case .unknown: nil
-            }
+        let length = body.knownLength
         let replayable = body.iterationBehavior == .multiple
         if replayable, let length, length <= inMemoryLimit {
             var data = Data(capacity: length)
@@ -71,5 +67,19 @@ extension RequestBody {
 
     private static func lengthMismatch(_ length: Int, _ which: String) -> TransportError {
         TransportError(.bodyLengthMismatch, message: "the request body announced \(length) bytes and had \(which)")
+    }
+}
+
+extension HTTPBody {
+    /// The body's length, when it is known.
+    var knownLength: Int? {
+        if case .known(let count) = length { return Int(exactly: count) }
+        return nil
+    }
+
+    /// A response body handed out of Curlew's chain as the runtime reads it: once, its length the one
+    /// the server announced.
+    static func streaming(_ body: EscapingResponseBody) -> HTTPBody {
+        HTTPBody(body, length: body.expectedLength.map { .known(Int64($0)) } ?? .unknown, iterationBehavior: .single)
     }
 }
