@@ -39,6 +39,13 @@ never collecting it. Only these two clients run them, and they run nothing else;
 client (issue 31)" section puts the transports side by side. Not in smoke runs (bench-openapi needs
 async-http-client, which the smoke build leaves out).
 
+Instructions per request (callgrind, the difference of runs at 4,000 and 12,000 requests) are counted on
+small-get-1, json-16, post-4k and https-get-64; on small-get-1 also for `curlew-header` (the provider sending
+the `Authorization` line that `curlew-chain`'s authentication middleware adds, from the target's headers),
+so the chain's own cost is the difference between the two (issue 32: within 5%). Futex calls, all system
+calls (strace -f -c) and context switches (getrusage, the clients' `csw` figure) per request are counted
+the same way on small-get-1 and small-get-64 for Curlew, the C client and async-http-client.
+
 --baseline builds Curlew's benchmark client from another commit too and runs it as `curlew@REF` and
 `curlew-engine@REF` beside the current tree's, interleaved, on the small GETs (with callgrind at 1 in
 flight): before/after figures from one run, in the report of a full run.
@@ -62,7 +69,12 @@ STREAM_PORT = None  # stream_server.py's, once started
 SSE_H2_PORT = free_port()
 OPENAPI_GREETING = '{"message":"Hello, Stranger!"}'
 SMALL = '{"id":1,"name":"curlew","tags":["fast","safe"],"active":true,"score":99.5,"note":"small body for benches"}'
-INSTRUCTION_WORKLOADS = ["small-get-1", "json-16"]
+INSTRUCTION_WORKLOADS = ["small-get-1", "json-16", "post-4k", "https-get-64"]
+# Each instruction workload's full request count (callgrind runs it at 4,000 and 12,000 requests).
+FULL_REQUESTS = {"small-get-1": 20000, "json-16": 40000, "post-4k": 40000, "https-get-64": 100000, "small-get-64": 100000}
+# Futex calls, all system calls and context switches per request (strace, `getrusage`): the client's own
+# threads only, the difference of runs at two counts.
+SYSCALL_WORKLOADS = ["small-get-1", "small-get-64"]
 WORKLOADS = ["small-get-1", "small-get-64", "json-16", "json-16-decoded", "post-4k", "download-256m", "concurrent-10k", "queued-10k",
              "https-get-1", "https-get-64", "tls-new-conn", "tls-new-conn-noresume", "h2-get-64", "h2-500",
              "stream-download-256m", "stream-upload-256m", "h2-upload-slow-known", "h2-upload-slow-unknown",
@@ -79,6 +91,9 @@ STREAMING_CLIENTS = {"curlew", "curlew-engine", "c-libcurl"}
 # request, on the small GETs only (elsewhere it would repeat the provider's figures).
 CHAIN_CLIENT = "curlew-chain"
 CHAIN_WORKLOADS = {"small-get-1", "small-get-64"}
+# The provider sending the `Authorization` line the chain's authentication middleware adds, from the
+# target's headers: the chain's cost is its difference to this client (issue 32: within 5%).
+HEADER_CLIENT = "curlew-header"
 # The provider with metrics recorded into the cheapest backend (one atomic add per record): what
 # telemetry costs per request, on the same small GETs.
 METRICS_CLIENT = "curlew-metrics"
@@ -481,7 +496,7 @@ def runs_workload(client, workload):
     # The peers, and a baseline built before these workloads existed, sit them out.
     if workload in STREAMING_ONLY and (client not in STREAMING_CLIENTS):
         return False
-    if (client in (CHAIN_CLIENT, METRICS_CLIENT) or "@" in client) and workload not in CHAIN_WORKLOADS:
+    if (client in (CHAIN_CLIENT, HEADER_CLIENT, METRICS_CLIENT) or "@" in client) and workload not in CHAIN_WORKLOADS:
         return False
     return True
 
@@ -645,6 +660,7 @@ def build(smoke, out):
     commands = {
         "curlew": [os.path.join(release, "bench-curlew"), "curlew"],
         CHAIN_CLIENT: [os.path.join(release, "bench-curlew"), CHAIN_CLIENT],
+        HEADER_CLIENT: [os.path.join(release, "bench-curlew"), HEADER_CLIENT],
         METRICS_CLIENT: [os.path.join(release, "bench-curlew"), METRICS_CLIENT],
         "curlew-engine": [os.path.join(release, "bench-curlew"), "curlew-engine"],
         "curlew-provider": [os.path.join(release, "bench-sse")],  # the event-stream workloads only
@@ -688,6 +704,50 @@ def run_one(command, workload, scale, env):
     return figures
 
 
+def base_url(workload):
+    """The server a workload runs against."""
+    if workload in STREAM_WORKLOADS:
+        return f"https://127.0.0.1:{STREAM_PORT}"
+    if workload in H2_WORKLOADS:
+        return f"https://127.0.0.1:{H2_PORT}"
+    if workload in TLS_WORKLOADS:
+        return f"https://127.0.0.1:{TLS_PORT}"
+    return f"http://127.0.0.1:{PORT}"
+
+
+def syscalls(command, env, workload, counts=(4000, 12000)):
+    """Futex calls and all system calls per request (strace -f -c over the client's threads) and context
+    switches per request (the client's own `csw` figure, getrusage, in a run without strace, which would add
+    its own): the difference of runs at two request counts divided by the extra requests."""
+    if shutil.which("strace") is None:
+        return None
+    full = FULL_REQUESTS[workload]
+    figures = []
+    for count in counts:
+        arguments = [workload, base_url(workload), str(count / full)]
+        with tempfile.NamedTemporaryFile(prefix="curlew-strace-") as trace:
+            traced = subprocess.run(["strace", "-f", "-c", "-o", trace.name] + command + arguments,
+                                    capture_output=True, text=True, env=env, timeout=900)
+            summary = open(trace.name).read()
+        plain = subprocess.run(command + arguments, capture_output=True, text=True, env=env, timeout=900)
+        line = next((l for l in plain.stdout.splitlines() if l.startswith("{")), None)
+        if traced.returncode != 0 or plain.returncode != 0 or line is None:
+            return None
+        futex = total = 0
+        for row in summary.splitlines():
+            # % time, seconds, usecs/call, calls, [errors,] syscall
+            parts = row.split()
+            if len(parts) >= 5 and parts[-1] in ("futex", "total"):
+                calls = int(parts[3])
+                if parts[-1] == "futex":
+                    futex = calls
+                else:
+                    total = calls
+        figures.append((futex, total, json.loads(line).get("csw", 0)))
+    extra = counts[1] - counts[0]
+    return {name: (figures[1][i] - figures[0][i]) / extra for i, name in enumerate(("futex", "syscalls", "csw"))}
+
+
 def instructions(command, env, out, workload="small-get-1", counts=(4000, 12000), repeats=3):
     """Instructions per request: callgrind at two request counts, the difference divided by the extra
     requests (start-up cancels out). The median of `repeats` such differences: thread scheduling under
@@ -697,13 +757,13 @@ def instructions(command, env, out, workload="small-get-1", counts=(4000, 12000)
     binary = command[0]
     stripped = os.path.join(out, os.path.basename(binary) + ".stripped")
     subprocess.run(["objcopy", "--strip-debug", binary, stripped], check=True)
-    full = {"small-get-1": 20000, "json-16": 40000}[workload]
+    full = FULL_REQUESTS[workload]
     differences = []
     for _ in range(repeats):
         totals = []
         for count in counts:
             result = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", stripped] + command[1:] +
-                                    [workload, f"http://127.0.0.1:{PORT}", str(count / full)],
+                                    [workload, base_url(workload), str(count / full)],
                                     capture_output=True, text=True, env=env, timeout=3600)
             total = next((int(l.split(":")[-1].strip().replace(",", "")) for l in result.stderr.splitlines() if "Collected :" in l), None)
             if total is None or result.returncode != 0:
@@ -798,17 +858,23 @@ def main():
                 for client in clients:
                     if client not in commands or not os.path.isfile(commands[client][0]):
                         continue  # not a client binary (`gzip-1` and `curl-F` are timed by run.py itself)
-                    if client in OPENAPI_CLIENTS:
-                        continue  # bench-openapi runs its own workloads only
+                    if client in OPENAPI_CLIENTS or client in SSE_ONLY_CLIENTS:
+                        continue  # bench-openapi and bench-sse run their own workloads only
+                    if (workload in TLS_WORKLOADS and client in NO_TLS_CLIENTS) or (client in (CHAIN_CLIENT, HEADER_CLIENT) and workload not in CHAIN_WORKLOADS):
+                        continue
                     ours = client.startswith("curlew") or client == "c-libcurl"
-                    if workload != "small-get-1" and (
-                        not ours or client.startswith(CHAIN_CLIENT) or client == METRICS_CLIENT or "@" in client
-                    ):
+                    if workload != "small-get-1" and (not ours or client == METRICS_CLIENT or "@" in client):
                         continue
                     # The peers once: their counts are far from the targets, and under valgrind they are slow.
                     repeats = 3 if ours else 1
                     counts[(workload, client)] = instructions(commands[client], env, args.out, workload, repeats=repeats)
                     print(f"instructions per request, {workload}, {client}: {counts[(workload, client)]}", flush=True)
+            for workload in [w for w in SYSCALL_WORKLOADS if w in workloads]:
+                for client in ("curlew", "curlew-engine", "c-libcurl", "async-http-client"):
+                    if client in commands:
+                        figures = syscalls(commands[client], env, workload)
+                        counts[(workload, client + " syscalls")] = figures
+                        print(f"system calls per request, {workload}, {client}: {figures}", flush=True)
     finally:
         stop_nginx(work)
         remove_files(work)
@@ -831,7 +897,10 @@ def main():
         if targets:
             print("\n".join([""] + targets))
         for (workload, client), count in counts.items():
-            print(f"instructions per request, {workload}, {client}: {count:,.0f}" if count else f"{workload} {client}: n/a")
+            if client.endswith(" syscalls"):
+                print(f"system calls per request, {workload}, {client[:-9]}: {count}")
+            else:
+                print(f"instructions per request, {workload}, {client}: {count:,.0f}" if count else f"{workload} {client}: n/a")
         return
     with open(saved, "w") as f:
         json.dump({"results": {"|".join(k): v for k, v in results.items()}, "counts": {"|".join(k): v for k, v in counts.items()},
@@ -1194,12 +1263,24 @@ def write_report(results, counts, invalid, clients, rounds):
         lines += ["", "## Instructions per request (callgrind: difference of runs at 4,000 and 12,000 requests; median of 3 for Curlew and C, one run for the peers)", "",
                   "| workload | client | instructions | × C limit |", "| --- | --- | ---: | ---: |"]
         for (workload, client), count in counts.items():
+            if client.endswith(" syscalls"):
+                continue
             c_count = counts.get((workload, "c-libcurl"))
             if count is None:
                 lines.append(f"| {workload} | {client} | n/a | |")
             else:
                 ratio = f"{count / c_count:.2f}" if c_count else ""
                 lines.append(f"| {workload} | {client} | {count:,.0f} | {ratio} |")
+        header = counts.get(("small-get-1", HEADER_CLIENT))
+        chain = counts.get(("small-get-1", CHAIN_CLIENT))
+        if header and chain:
+            lines += ["", f"The installed chain (retry + authentication) over the provider sending the same `Authorization` line: "
+                      f"{chain:,.0f} against {header:,.0f} instructions, {(chain / header - 1) * 100:+.1f}% (issue 32: within 5%)."]
+        rows = [(w, c[:-9], f) for (w, c), f in counts.items() if c.endswith(" syscalls") and f]
+        if rows:
+            lines += ["", "## System calls and context switches per request (strace -f -c and getrusage over the client's threads: difference of runs at 4,000 and 12,000 requests)", "",
+                      "| workload | client | futex calls | all system calls | context switches |", "| --- | --- | ---: | ---: | ---: |"]
+            lines += [f"| {w} | {c} | {f['futex']:.2f} | {f['syscalls']:.2f} | {f['csw']:.2f} |" for w, c, f in rows]
     if invalid:
         lines += ["", "## Invalid runs", ""] + [f"- {w} / {c}: {e}" for w, c, e in invalid]
     lines += ["", "![Requests per second relative to the C limit](benchmarks.png)", ""]

@@ -367,7 +367,7 @@ int main(int argc, char **argv) {
     long rss = 0; FILE *f = fopen("/proc/self/status", "r"); char line[256];
     while (f && fgets(line, sizeof line, f)) if (!strncmp(line, "VmHWM:", 6)) rss = atol(line + 6);
     if (f) fclose(f);
-    printf("{\"client\":\"c-libcurl\",\"cpu_us_per_request\":%.3f,\"cpu_percent\":%.3f,\"idle_rss_kib\":%ld,\"errors\":%ld,\"first_error\":\"\",\"mibps\":%.3f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"peak_rss_kib\":%ld,\"requests\":%ld,\"rps\":%.3f,\"seconds\":%.6f,\"workload\":\"%s\"}\n",
-           cpu * 1e6 / completed, cpu / seconds * 100, idle_rss, errors, (double)completed * (w->expected + w->upload) / seconds / 1048576, latencies[completed / 2] * 1e6, latencies[(long)(completed * 0.99)] * 1e6, rss, completed, completed / seconds, seconds, w->name);
+    printf("{\"client\":\"c-libcurl\",\"cpu_us_per_request\":%.3f,\"cpu_percent\":%.3f,\"csw\":%ld,\"idle_rss_kib\":%ld,\"errors\":%ld,\"first_error\":\"\",\"mibps\":%.3f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"peak_rss_kib\":%ld,\"requests\":%ld,\"rps\":%.3f,\"seconds\":%.6f,\"workload\":\"%s\"}\n",
+           cpu * 1e6 / completed, cpu / seconds * 100, (u1.ru_nvcsw - u0.ru_nvcsw) + (u1.ru_nivcsw - u0.ru_nivcsw), idle_rss, errors, (double)completed * (w->expected + w->upload) / seconds / 1048576, latencies[completed / 2] * 1e6, latencies[(long)(completed * 0.99)] * 1e6, rss, completed, completed / seconds, seconds, w->name);
     return errors ? 1 : 0;
 }

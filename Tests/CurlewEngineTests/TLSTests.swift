@@ -679,3 +679,28 @@ enum BadCertificate: String, CaseIterable, Sendable, CustomTestStringConvertible
         }
     }
 }
+
+/// An https request's handle is kept with the session's TLS options for the next plain https request; a
+/// request with its own pins is given them, and the plain request after it goes without them.
+@Suite struct TLSHandleReuseTests {
+    @Test func aRequestsPinsApplyAndDoNotStayForTheNextRequest() async throws {
+        let fixtures = try await TLSFixtures.shared()
+        try await withSharedTLSServer(TLSServerOptions(serving: fixtures.leaf)) { server in
+            try await withSession(trusting: .file(fixtures.ca.certificate)) { session in
+                let first = try TLSEcho(try await session.execute(get(server.url("/plain-1"))))
+                #expect(first.path == "/plain-1")
+                let reason = await tlsFailure(
+                    session, get(server.url("/wrong-pins")) { $0.pinnedPublicKeys = [fixtures.pins.ca] }, curlCode: 90)
+                #expect(reason == .pinMismatch)
+                let again = try TLSEcho(try await session.execute(get(server.url("/plain-2"))))
+                #expect(again.path == "/plain-2")
+                #expect(again.connection == first.connection)
+                let pinned = try TLSEcho(
+                    try await session.execute(get(server.url("/right-pins")) { $0.pinnedPublicKeys = [fixtures.pins.leaf] }))
+                #expect(pinned.path == "/right-pins")
+                let last = try TLSEcho(try await session.execute(get(server.url("/plain-3"))))
+                #expect(last.path == "/plain-3")
+            }
+        }
+    }
+}

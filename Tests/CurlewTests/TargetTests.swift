@@ -86,6 +86,37 @@ private struct Joined: TargetType {
         #expect(Endpoint.defaultURL(for: withFragment) == "https://e.com/api/zen#top")
     }
 
+    /// Joined URLs are kept for the next request (issue 32): a target whose base URL or path changes
+    /// between calls still gets its own URL every time, with more pairs than are kept.
+    @Test func joinedURLsFollowChangingBaseURLsAndPaths() throws {
+        for _ in 0..<3 {
+            for index in 0..<20 {
+                let base = index.isMultiple(of: 2) ? "https://a.example.com" : "https://b.example.com/v1/"
+                let target = Joined(base: base, path: "items/\(index)")
+                let expected = index.isMultiple(of: 2) ? "\(base)/items/\(index)" : "\(base)items/\(index)"
+                #expect(Endpoint.defaultURL(for: target) == expected)
+                #expect(try Endpoint.default(for: target).urlRequest().url == expected)
+            }
+        }
+    }
+
+    /// A joined URL that cannot be sent is refused every time, however often it is joined, and a sendable
+    /// URL checked before does not make it pass.
+    @Test func unsendableJoinedURLsAreRefusedEveryTime() throws {
+        let good = Joined(base: "https://example.com", path: "/file")
+        let bad = Joined(base: "ftp://example.com", path: "/file")
+        for _ in 0..<3 {
+            #expect(try Endpoint.default(for: good).urlRequest().url == "https://example.com/file")
+            #expect(throws: CurlewError.self) { try Endpoint.default(for: bad).urlRequest() }
+            let custom = Endpoint.default(for: good).adding(newHTTPHeaderFields: ["X-A": "1"])
+            #expect(try custom.urlRequest().url == "https://example.com/file")
+            let unsendable = Endpoint(
+                url: "https://example.com/a b", sampleResponseClosure: { .networkResponse(200, Data()) },
+                method: .get, task: .requestPlain, httpHeaderFields: nil)
+            #expect(throws: CurlewError.self) { try unsendable.urlRequest() }
+        }
+    }
+
     @Test func validationTypeCodes() {
         #expect(ValidationType.none.statusCodes == [])
         #expect(ValidationType.successCodes.statusCodes == Array(200...299))

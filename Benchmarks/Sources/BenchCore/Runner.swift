@@ -32,6 +32,7 @@ public func runWorkload(client: String, workload: Workload, benchClient: BenchCl
     let idleRSS = currentRSSKiB()
     let clock = ContinuousClock()
     let usageBefore = cpuSeconds()
+    let switchesBefore = contextSwitches()
     let start = clock.now
     // Workers keep plain arrays of latencies (one histogram per worker would cost ~240 KiB each, which
     // at 10,000 workers dwarfs the clients being measured); one histogram is built at the end.
@@ -72,6 +73,7 @@ public func runWorkload(client: String, workload: Workload, benchClient: BenchCl
     }
     let seconds = (clock.now - start).seconds
     let cpu = cpuSeconds() - usageBefore
+    let switches = contextSwitches() - switchesBefore
     let (histogram, errors, firstError) = results
     let figures: [(String, String)] = [
         ("client", json(client)), ("workload", json(workload.name)), ("requests", "\(workload.requests)"),
@@ -80,6 +82,7 @@ public func runWorkload(client: String, workload: Workload, benchClient: BenchCl
         ("mibps", "\(Double(workload.requests * (workload.expectedBytes + (workload.uploadBytes ?? 0))) / seconds / 1_048_576)"),
         ("p50_us", "\(histogram.valueAtPercentile(50))"), ("p99_us", "\(histogram.valueAtPercentile(99))"),
         ("cpu_us_per_request", "\(cpu * 1e6 / Double(workload.requests))"), ("peak_rss_kib", "\(peakRSSKiB())"),
+        ("csw", "\(switches)"),
         ("idle_rss_kib", "\(idleRSS)"), ("cpu_percent", "\(cpu / seconds * 100)"),
         ("first_error", json(firstError ?? "")),
     ] + (benchClient.extraFigures?(workload.requests) ?? [])
@@ -92,6 +95,13 @@ public func cpuSeconds() -> Double {
     var usage = rusage()
     getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// Voluntary plus involuntary context switches of the whole process (every thread) so far.
+public func contextSwitches() -> Int {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return usage.ru_nvcsw + usage.ru_nivcsw
 }
 
 /// Peak resident set size (VmHWM).

@@ -1,5 +1,6 @@
 // Curlew benchmarks — Curlew's clients: the provider (`curlew`), the provider with a retry and an
-// authentication middleware installed (`curlew-chain`), the provider recording metrics into a trivial
+// authentication middleware installed (`curlew-chain`), the provider sending the header that chain adds
+// from the target's headers (`curlew-header`), the provider recording metrics into a trivial
 // backend (`curlew-metrics`), and the bare engine (`curlew-engine`).
 
 import BenchCore
@@ -15,10 +16,14 @@ struct BenchTarget: TargetType {
     let body: [UInt8]?
     var task: RequestTask { body.map { .requestData(Data($0)) } ?? .requestPlain }
     let closesConnection: Bool
+    /// An `Authorization` value the target itself sends (`curlew-header`), what `curlew-chain`'s
+    /// authentication middleware adds: the chain's cost is the difference between the two.
+    var authorization: String? = nil
     var headers: [String: String]? {
         var fields: [String: String] = [:]
         if body != nil { fields["Content-Type"] = "application/json" }
         if closesConnection { fields["Connection"] = "close" }
+        if let authorization { fields["Authorization"] = authorization }
         return fields.isEmpty ? nil : fields
     }
 }
@@ -239,6 +244,15 @@ benchMain(clients: [
                 AuthenticationMiddleware(BenchAuthenticator(), credential: BenchToken(value: "bench-token")),
             ])
         let target = try BenchTarget(workload, base: base)
+        return requestClient(provider, target, session)
+    },
+    // The provider sending the header `curlew-chain` adds, from the target's headers: the baseline the
+    // chain is measured against.
+    "curlew-header": { workload, base in
+        let session = try makeSession(workload)
+        let provider = Provider<BenchTarget>(session: session)
+        var target = try BenchTarget(workload, base: base)
+        target.authorization = "Bearer bench-token"
         return requestClient(provider, target, session)
     },
     "curlew": { workload, base in

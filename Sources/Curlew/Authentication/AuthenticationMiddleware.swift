@@ -33,7 +33,8 @@ public final class AuthenticationMiddleware<A: Authenticator>: Middleware {
 
     // The credential is kept type-erased in a non-generic store: the generic middleware is called
     // through the chain unspecialised, where every generic type it touched would cost a metadata
-    // lookup per request.
+    // lookup per request. The store keeps it with the code that applies it (``AppliedCredential``), so
+    // that no request casts it back.
     private let store: CredentialStore
 
     /// A middleware that authenticates with `authenticator`.
@@ -50,21 +51,25 @@ public final class AuthenticationMiddleware<A: Authenticator>: Middleware {
     ) {
         self.authenticator = authenticator
         store = CredentialStore(
-            credential: credential, maxRefreshes: max(1, maxRefreshes), refreshWindow: refreshWindow, clock: clock,
+            credential: credential.map { Self.applied($0, by: authenticator) }, maxRefreshes: max(1, maxRefreshes),
+            refreshWindow: refreshWindow, clock: clock,
             refresh: { current, context in
-                try await authenticator.refresh(current as? A.Credential, context: context)
+                Self.applied(try await authenticator.refresh(current as? A.Credential, context: context), by: authenticator)
             })
     }
 
-    /// The credential in use (nil before the first refresh).
-    public var credential: A.Credential? { store.current as? A.Credential }
-
-    private enum Step<Return> {
-        case done(Return)
-        case refused
+    /// `credential` with the code that applies it.
+    private static func applied(_ credential: A.Credential, by authenticator: A) -> AppliedCredential {
+        AppliedCredential(credential) { request in authenticator.apply(credential, to: &request) }
     }
 
-    public func intercept<Return>(
+    /// The credential in use (nil before the first refresh).
+    public var credential: A.Credential? { store.current?.credential as? A.Credential }
+
+    // Inlined into the protocol witness: one async frame for the middleware, not two. In the caller's
+    // isolation, as the requirement is: no hop to the global executor and back on every call.
+    @inline(__always)
+    public nonisolated(nonsending) func intercept<Return>(
         _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
         guard authenticator.authenticates(request, context: context) else {
@@ -72,45 +77,62 @@ public final class AuthenticationMiddleware<A: Authenticator>: Middleware {
         }
         let (credential, generation) = try await store.credential(context, request: request)
         var authenticated = request
-        try apply(credential, to: &authenticated)
+        credential.apply(&authenticated)
         guard request.body?.isReplayable ?? true else {
             return try await next(authenticated, context, handler: handler)
         }
-        let authenticator = self.authenticator
-        let step = try await next(authenticated, context) { head, body throws(CurlewError) -> Step<Return> in
-            if authenticator.isAuthenticationFailure(head, for: request) { return .refused }
-            return .done(try await handler(head, body))
+        // The handler's step is the address of the caller's result (nil: refused), not a generic enum: see
+        // ``HandedValues``.
+        var values = HandedValues<Return>()
+        defer { values.release() }
+        let delivered = try await next(authenticated, context) { head, body throws(CurlewError) -> UnsafeMutableRawPointer? in
+            if self.authenticator.isAuthenticationFailure(head, for: request) { return nil }
+            return values.keep(try await handler(head, body))
         }
-        guard case .done(let value) = step else {
-            context.logger.debug("the credential was refused; replaying with a new one")
-            let (renewed, _) = try await store.credential(newerThan: generation, context, request: request)
-            var replay = request
-            try apply(renewed, to: &replay)
-            var context = context
-            context.attempt += 1
-            return try await next(replay, context, handler: handler)
+        guard let delivered else {
+            return try await replay(request, context: context, refusedGeneration: generation, next: next, handler: handler)
         }
-        return value
+        return values.take(delivered)
     }
 
-    private func apply(_ credential: any AuthenticationCredential, to request: inout TransportRequest) throws(CurlewError) {
-        // The store only ever holds what this authenticator's refresh returned, or the initial credential.
-        guard let credential = credential as? A.Credential else {
-            throw .underlying(AuthenticationError.refreshFailed(CredentialTypeMismatch()), nil)
-        }
-        authenticator.apply(credential, to: &request)
+    /// The one replay of a request whose credential (of `refusedGeneration`) was refused, with a newer one.
+    @inline(never)
+    nonisolated(nonsending) private func replay<Return>(
+        _ request: TransportRequest, context: MiddlewareContext, refusedGeneration: Int, next: MiddlewareNext,
+        handler: ResponseHandler<Return>
+    ) async throws(CurlewError) -> Return {
+        context.logger.debug("the credential was refused; replaying with a new one")
+        let (renewed, _) = try await store.credential(newerThan: refusedGeneration, context, request: request)
+        var replay = request
+        renewed.apply(&replay)
+        var context = context
+        context.attempt += 1
+        return try await next(replay, context, handler: handler)
     }
 }
 
-/// The store held a credential of another type than the authenticator's (cannot happen: the store is
-/// private to its middleware).
-struct CredentialTypeMismatch: Error {}
+/// A credential and the code that applies it, made where the authenticator's type is known.
+final class AppliedCredential: Sendable {
+    let credential: any AuthenticationCredential
+    private let applying: @Sendable (inout TransportRequest) -> Void
+
+    init(_ credential: any AuthenticationCredential, applying: @escaping @Sendable (inout TransportRequest) -> Void) {
+        self.credential = credential
+        self.applying = applying
+    }
+
+    /// Adds the credential to `request`, as the authenticator's `apply` does.
+    @inline(__always)
+    func apply(_ request: inout TransportRequest) {
+        applying(&request)
+    }
+}
 
 /// The credential, its generation and the refresh in flight, for one ``AuthenticationMiddleware``.
 final class CredentialStore: Sendable {
     typealias Refresh = @Sendable (
         (any AuthenticationCredential)?, MiddlewareContext
-    ) async throws -> any AuthenticationCredential
+    ) async throws -> AppliedCredential
 
     let maxRefreshes: Int
     let refreshWindow: Duration
@@ -118,7 +140,7 @@ final class CredentialStore: Sendable {
     private let refresh: Refresh
 
     private struct State {
-        var credential: (any AuthenticationCredential)?
+        var credential: AppliedCredential?
         /// Incremented by every successful refresh: tells a request whether the credential it was
         /// refused with is still the current one.
         var generation = 0
@@ -129,7 +151,7 @@ final class CredentialStore: Sendable {
     private let state: Locked<State>
 
     init(
-        credential: (any AuthenticationCredential)?, maxRefreshes: Int, refreshWindow: Duration,
+        credential: AppliedCredential?, maxRefreshes: Int, refreshWindow: Duration,
         clock: any MiddlewareClock, refresh: @escaping Refresh
     ) {
         self.maxRefreshes = maxRefreshes
@@ -139,37 +161,50 @@ final class CredentialStore: Sendable {
         state = Locked(State(credential: credential))
     }
 
-    var current: (any AuthenticationCredential)? { state.withLock { $0.credential } }
+    var current: AppliedCredential? { state.withLock { $0.credential } }
 
     /// What a step decided under the lock.
     private enum Next {
-        case ready(any AuthenticationCredential, Int)
+        case ready(AppliedCredential, Int)
         case wait(RefreshFlight)
     }
 
     /// The credential to use now: the current one, after any refresh that is running or that it needs.
-    func credential(
+    // Inlined into the middleware: every request asks, and a credential ready to use needs no frame of its own.
+    @inline(__always)
+    nonisolated(nonsending) func credential(
         _ context: MiddlewareContext, request: TransportRequest
-    ) async throws(CurlewError) -> (any AuthenticationCredential, Int) {
+    ) async throws(CurlewError) -> (AppliedCredential, Int) {
+        switch try current(context) {
+        case .ready(let credential, let generation): return (credential, generation)
+        case .wait(let flight): return try await Self.wait(for: flight, request: request)
+        }
+    }
+
+    /// The step of ``credential(_:request:)`` under the lock. Not async: the wall-clock date it reads (a
+    /// resilient type) is then on the thread's stack, not allocated on the task's.
+    private func current(_ context: MiddlewareContext) throws(CurlewError) -> Next {
         let date = clock.date
-        let next = try state.withLock { state throws(CurlewError) -> Next in
+        return try state.withLock { state throws(CurlewError) -> Next in
             if let flight = state.flight { return .wait(flight) }
-            if let credential = state.credential, !credential.requiresRefresh(at: date) {
+            if let credential = state.credential, !credential.credential.requiresRefresh(at: date) {
                 return .ready(credential, state.generation)
             }
             return .wait(try startFlight(&state, context: context))
         }
-        switch next {
-        case .ready(let credential, let generation): return (credential, generation)
-        case .wait(let flight): return try await flight.wait(cancelled: { .transport(.cancelled(request)) })
-        }
+    }
+
+    /// Waits for `flight`'s credential; apart, as a request rarely waits.
+    @inline(never)
+    private static func wait(for flight: RefreshFlight, request: TransportRequest) async throws(CurlewError) -> (AppliedCredential, Int) {
+        try await flight.wait(cancelled: { .transport(.cancelled(request)) })
     }
 
     /// A credential newer than the one of `generation`: the result of the refresh running, else the
     /// current one when it is newer, else the result of a new refresh.
     func credential(
         newerThan generation: Int, _ context: MiddlewareContext, request: TransportRequest
-    ) async throws(CurlewError) -> (any AuthenticationCredential, Int) {
+    ) async throws(CurlewError) -> (AppliedCredential, Int) {
         let next = try state.withLock { state throws(CurlewError) -> Next in
             // A refresh running replaces the current credential too: the replay waits for it.
             if let flight = state.flight { return .wait(flight) }
@@ -196,11 +231,11 @@ final class CredentialStore: Sendable {
         state.refreshes.append(now)
         let flight = RefreshFlight()
         state.flight = flight
-        let current = state.credential
+        let current = state.credential?.credential
         let refresh = self.refresh
         // Its own task: a caller that is cancelled leaves, the refresh goes on for the others.
         Task {
-            let result: Result<any AuthenticationCredential, CurlewError>
+            let result: Result<AppliedCredential, CurlewError>
             context.metrics?.count(ClientMetricNames.refreshes, url: context.endpoint?.url ?? "")
             do {
                 result = .success(try await refresh(current, context))
@@ -208,7 +243,7 @@ final class CredentialStore: Sendable {
                 context.logger.warning("credential refresh failed", metadata: ["error": "\(error)"])
                 result = .failure(.underlying(AuthenticationError.refreshFailed(error), nil))
             }
-            let outcome = self.state.withLock { state -> Result<(any AuthenticationCredential, Int), CurlewError> in
+            let outcome = self.state.withLock { state -> Result<(AppliedCredential, Int), CurlewError> in
                 state.flight = nil
                 return result.map { credential in
                     state.credential = credential
@@ -224,7 +259,7 @@ final class CredentialStore: Sendable {
 
 /// One refresh in progress and the requests waiting for it; a cancelled waiter leaves at once.
 final class RefreshFlight: Sendable {
-    typealias Outcome = Result<(any AuthenticationCredential, Int), CurlewError>
+    typealias Outcome = Result<(AppliedCredential, Int), CurlewError>
 
     private struct State {
         var outcome: Outcome?
@@ -234,7 +269,7 @@ final class RefreshFlight: Sendable {
 
     private let state = Locked(State())
 
-    func wait(cancelled: @escaping @Sendable () -> CurlewError) async throws(CurlewError) -> (any AuthenticationCredential, Int) {
+    func wait(cancelled: @escaping @Sendable () -> CurlewError) async throws(CurlewError) -> (AppliedCredential, Int) {
         let ticket = state.withLock { state in
             defer { state.next += 1 }
             return state.next

@@ -23,21 +23,49 @@ extension Endpoint {
     ///   built; ``CurlewError/transport(_:)`` with ``/CurlewEngine/TransportError/Code/invalidBody`` when the
     ///   file of ``RequestTask/uploadFile(_:)`` cannot be read.
     public func urlRequest() throws(CurlewError) -> TransportRequest {
-        guard Self.isSendableURL(url) else { throw .requestMapping(url) }
-        var fields = HTTPFields()
-        for (name, value) in (httpHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
-            do {
-                let field = try HeaderValidation.field(name: name, value: value)
-                // One field per name, ignoring case: a dictionary holding two spellings sends the later one.
-                if fields[field.name] != nil { fields[field.name] = nil }
-                fields.append(field)
-            } catch {
-                throw .requestMapping(error.message)
-            }
+        // Checked once per URL: a default endpoint's was checked when it was joined, and the endpoints of
+        // one target share their URL (see `EndpointURLCache`).
+        if !urlIsSendable, !EndpointURLCache.isKnownSendable(url) {
+            guard Self.isSendableURL(url) else { throw .requestMapping(url) }
+            EndpointURLCache.keep(sendable: url)
+        }
+        let fields = try Self.fields(httpHeaderFields)
+        // The common request built where it is returned: a request changed after it is made, or returned
+        // from a switch, is copied on its way out.
+        if taskShape == .plain, transferOptions.isEmpty, redirectPolicy == nil {
+            return TransportRequest(url: url, method: method, headerFields: fields)
         }
         var request = TransportRequest(url: url, method: method, headerFields: fields)
         request.options = transferOptions
         request.redirectPolicy = redirectPolicy
+        return try Self.adding(task, to: request)
+    }
+
+    /// The header fields of `headers`, checked, in ascending name order.
+    private static func fields(_ headers: [String: String]?) throws(CurlewError) -> HTTPFields {
+        var fields = HTTPFields()
+        guard let headers, !headers.isEmpty else { return fields }
+        do {
+            // A single field needs no sorting, which would allocate an array.
+            if headers.count == 1, let (name, value) = headers.first {
+                fields.append(try HeaderValidation.field(name: name, value: value))
+                return fields
+            }
+            for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+                let field = try HeaderValidation.field(name: name, value: value)
+                // One field per name, ignoring case: a dictionary holding two spellings sends the later one.
+                if fields[field.name] != nil { fields[field.name] = nil }
+                fields.append(field)
+            }
+        } catch {
+            throw .requestMapping(error.message)
+        }
+        return fields
+    }
+
+    /// `request` with what `task` sends.
+    private static func adding(_ task: RequestTask, to request: TransportRequest) throws(CurlewError) -> TransportRequest {
+        var request = request
         switch task {
         case .requestPlain:
             return request
@@ -95,7 +123,7 @@ extension Endpoint {
 
     /// Whether the URL is `http://` or `https://` (any case) with a host, and free of spaces and control
     /// characters, which libcurl's parser would refuse later with a less helpful error.
-    private static func isSendableURL(_ url: String) -> Bool {
+    static func isSendableURL(_ url: String) -> Bool {
         var url = url
         // Contiguous bytes: iterating the UTF-8 view costs several times more per byte.
         return url.withUTF8 { bytes in

@@ -53,7 +53,9 @@ public struct MiddlewareChain: Sendable {
 extension ResponseBody {
     /// The complete response of `head` and this body: the transport's own when it collected the body,
     /// otherwise the body read to its end.
-    func completeResponse(head: ResponseHead) async throws(CurlewError) -> TransportResponse {
+    // In the caller's isolation: a body the transport collected is handed back without a hop to the
+    // global executor and back.
+    nonisolated(nonsending) func completeResponse(head: ResponseHead) async throws(CurlewError) -> TransportResponse {
         if let completeResponse { return completeResponse }
         do {
             var response = TransportResponse(head: head, body: try await collect(upTo: Int.max))

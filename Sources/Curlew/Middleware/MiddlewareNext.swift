@@ -14,6 +14,8 @@ public struct MiddlewareNext: Sendable {
     ///
     /// - Throws: ``CurlewError``: ``CurlewError/transport(_:)`` for transport failures, what `handler`
     ///   or a later middleware threw.
+    // Inlined into each caller (a middleware, the provider): a forward needs no async frame of its own.
+    @inline(__always)
     public nonisolated(nonsending) func callAsFunction<Return>(
         _ request: TransportRequest, _ context: MiddlewareContext, handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
@@ -34,11 +36,22 @@ public struct MiddlewareNext: Sendable {
         if context.stub != .never, let endpoint = context.endpoint {
             return try await StubResponder.answer(request, endpoint: endpoint, stub: context.stub, handler: handler)
         }
-        var request = request
         // A middleware that sent the request again (a retry, a replay) counts the attempt in its context.
+        // Only then is the request copied.
         if let call = request.call, call.attempt != context.attempt {
+            var request = request
             request.call = CallContext(logger: call.logger, id: call.id, attempt: context.attempt, operation: call.operation)
+            return try await send(request, context: context, transport: transport, handler: handler)
         }
+        return try await send(request, context: context, transport: transport, handler: handler)
+    }
+
+    /// The transport's exchange for `request`, collected or streamed as the caller reads it.
+    @inline(__always)
+    nonisolated(nonsending) private static func send<Return>(
+        _ request: TransportRequest, context: MiddlewareContext, transport: any HTTPTransport,
+        handler: ResponseHandler<Return>
+    ) async throws(CurlewError) -> Return {
         if context.collectsBody {
             return try await collected(request, transport: transport, handler: handler)
         }

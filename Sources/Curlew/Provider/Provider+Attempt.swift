@@ -25,20 +25,48 @@ extension Provider {
     ///
     /// - Throws: ``CurlewError``, mapped once: where a stage outside the provider layer threw it (the
     ///   request closure and plugins here, the transport at the chain's end).
+    // Out of line: the other calls keep one frame for the path; `request(_:)` inlines it (`run`).
+    @inline(never)
     nonisolated(nonsending) func attempt<Return>(
         _ target: Target, _ call: ProviderCall,
         receive: (ApiResponse, ResponseBody?) async throws(CurlewError) -> Return
     ) async throws(CurlewError) -> Return {
-        let codes = target.validationType.statusCodes
+        try await run(target, call, receive: receive)
+    }
+
+    /// ``attempt(_:_:receive:)``'s body, inlined into `request(_:)`, the most common call: its frame then
+    /// holds the path, and `receive` is inlined too, with no frames of their own.
+    @inline(__always)
+    nonisolated(nonsending) func run<Return>(
+        _ target: Target, _ call: ProviderCall,
+        receive: (ApiResponse, ResponseBody?) async throws(CurlewError) -> Return
+    ) async throws(CurlewError) -> Return {
+        let validation = target.validationType
         // Set once the plugins are about to see a response: a failure after that is not shown them again.
         var seen = false
         var download: DownloadReceiver?
         let result: Return
         do throws(CurlewError) {
-            var request = try await prepare(target, call)
+            // The request closure and plugins' `prepare`. Here, not in a function returning the request: one
+            // returned into another variable of an async function is copied, then destroyed.
+            var request: TransportRequest
+            do {
+                request = try await requestClosure(call.endpoint)
+                // Before the plugins: they log through `request.logger`, with the call's id. Made only when
+                // someone can see it.
+                if observesCalls || logsCalls || !plugins.isEmpty || !members.isEmpty {
+                    Self.attach(CallContext(logger: logger), to: &request)
+                }
+                if !plugins.isEmpty {
+                    for plugin in plugins { request = try await plugin.prepare(request, target: target) }
+                }
+            } catch {
+                throw CurlewError(mapping: error, url: call.endpoint.url)
+            }
+            try Self.complete(&request, for: call)
             var collects = false
             if case .collect = call.kind {
-                if let destination = call.endpoint.task.downloadDestination {
+                if call.endpoint.taskShape == .download, let destination = call.endpoint.task.downloadDestination {
                     // A download asks for the rest of a partial file: plugins see those fields too.
                     let receiver = DownloadReceiver(request, destination: destination, options: target.downloadOptions)
                     download = receiver
@@ -50,22 +78,15 @@ extension Provider {
             let stub = stubClosure(target)
             if !plugins.isEmpty { await announce(request, target: target, stub: stub, collects: collects) }
             if members.isEmpty, stub == .never, collects {
-                let response = try await MiddlewareNext.collect(request, transport: session)
+                let response = try await collect(request)
                 seen = true
-                result = try await settle(ApiResponse(response, request: request), nil, target: target, codes: codes, receive: receive)
+                // Its last use: moved into the response rather than copied.
+                let taken = ApiResponse(response, request: consume request)
+                result = try await settle(taken, nil, target: target, validation: validation, receive: receive)
             } else {
-                var context = MiddlewareContext(
-                    target: target, endpoint: call.endpoint, logger: logger, collectsBody: collects, stub: stub,
-                    request: request, metrics: clientMetrics)
-                context.reconnection = call.reconnection
-                let chain = MiddlewareNext(members: members, index: 0, transport: session)
-                result = try await chain(request, context) { [download] head, body throws(CurlewError) in
-                    let taken = try await Self.response(
-                        of: head, body: body, request: request, kind: call.kind, download: download, codes: codes,
-                        sample: stub != .never)
-                    seen = true
-                    return try await settle(taken, body, target: target, codes: codes, receive: receive)
-                }
+                result = try await exchange(
+                    request, target: target, call: call, collects: collects, stub: stub, download: download,
+                    validation: validation, seen: &seen, receive: receive)
             }
         } catch {
             // Validation's and the plugins' failures (which the plugins saw), and what `receive` threw, as
@@ -78,6 +99,29 @@ extension Provider {
         }
         download?.discardKept()
         return result
+    }
+
+    /// The middleware chain (or the stub) and the response as the call takes it, then `settle`.
+    // A function of its own, inlined: a request the chain's closure captured could not be moved into the
+    // response on the other path.
+    @inline(__always)
+    private nonisolated(nonsending) func exchange<Return>(
+        _ request: TransportRequest, target: Target, call: ProviderCall, collects: Bool, stub: StubBehavior,
+        download: DownloadReceiver?, validation: ValidationType, seen: inout Bool,
+        receive: (ApiResponse, ResponseBody?) async throws(CurlewError) -> Return
+    ) async throws(CurlewError) -> Return {
+        var context = MiddlewareContext(
+            target: target, endpoint: call.endpoint, logger: logger, collectsBody: collects, stub: stub,
+            request: request, metrics: clientMetrics)
+        context.reconnection = call.reconnection
+        let chain = MiddlewareNext(members: members, index: 0, transport: session)
+        return try await chain(request, context) { head, body throws(CurlewError) in
+            let taken = try await Self.response(
+                of: head, body: body, request: request, kind: call.kind, download: download,
+                validation: validation, sample: stub != .never)
+            seen = true
+            return try await settle(taken, body, target: target, validation: validation, receive: receive)
+        }
     }
 
     /// Plugins' `willSend` with the request as it goes on the wire, with the fields the transport adds (a
@@ -124,39 +168,45 @@ extension Provider {
     // A method, not a local function: one that captured the call's state would box it on the heap.
     @inline(__always)
     private nonisolated(nonsending) func settle<Return>(
-        _ taken: ApiResponse, _ body: ResponseBody?, target: Target, codes: [Int],
+        _ taken: ApiResponse, _ body: ResponseBody?, target: Target, validation: ValidationType,
         receive: (ApiResponse, ResponseBody?) async throws(CurlewError) -> Return
     ) async throws(CurlewError) -> Return {
-        var result = Self.validate(.success(taken), codes: codes)
+        var result = Self.validate(.success(taken), validation: validation)
         if !plugins.isEmpty { result = await finishing(result, target: target) }
         let response = try result.get()
         return try await receive(response, response.origin == .streamedHead ? body : nil)
     }
 
-    /// The request closure, plugins' `prepare` and the call's own fields: the request the chain is given.
-    // Inlined, as `response(of:)` and `settle` are: every call passes here, and an async frame of
-    // its own costs a task allocation and a release per call.
+    /// The transport's complete response: an empty chain's whole exchange, as `MiddlewareNext.collect`
+    /// makes it, but calling a ``/CurlewEngine/CurlSession`` directly.
     @inline(__always)
-    private nonisolated(nonsending) func prepare(_ target: Target, _ call: ProviderCall) async throws(CurlewError) -> TransportRequest {
-        var request: TransportRequest
+    private nonisolated(nonsending) func collect(_ request: TransportRequest) async throws(CurlewError) -> TransportResponse {
+        guard let curlSession else { return try await MiddlewareNext.collect(request, transport: session) }
         do {
-            request = try await requestClosure(call.endpoint)
-            // Before the plugins: they log through `request.logger`, with the call's id. Made only when
-            // someone can see it.
-            if observesCalls || logsCalls || !plugins.isEmpty || !members.isEmpty {
-                request.call = CallContext(logger: logger)
-            }
-            for plugin in plugins { request = try await plugin.prepare(request, target: target) }
+            return try await curlSession.execute(request)
         } catch {
-            throw CurlewError(mapping: error, url: call.endpoint.url)
+            throw CurlewError(error)
         }
+    }
+
+    /// Sets the request's call context.
+    // Through `inout`: a field set directly on `attempt`'s request would keep it from being moved into the
+    // response (the compiler then refuses `consume` on it).
+    private static func attach(_ call: CallContext, to request: inout TransportRequest) {
+        request.call = call
+    }
+
+    /// The call's own fields on the prepared request (progress, an event stream's), once the calling task
+    /// is known not to be cancelled: the request the chain is given.
+    // In place: a request moved between an async function's variables is copied, then destroyed.
+    @inline(__always)
+    private static func complete(_ request: inout TransportRequest, for call: ProviderCall) throws(CurlewError) {
         if Task.isCancelled { throw .transport(.cancelled(request)) }
         if let progress = call.progress { request.options.progressReporter = progress }
         if case .eventStream(_, let lastEventID, let policy, let replaying) = call.kind {
             if replaying, let body = request.body, !body.isReplayable { throw .eventStream(.bodyNotReplayable) }
             request = EventStreamRequest.prepare(request, lastEventID: lastEventID, policy: policy)
         }
-        return request
     }
 
     /// The response as the call takes it: the whole body (in memory, or a download's file; a status the
@@ -165,13 +215,13 @@ extension Provider {
     @inline(__always)
     private nonisolated(nonsending) static func response(
         of head: ResponseHead, body: ResponseBody, request: TransportRequest, kind: CallKind,
-        download: DownloadReceiver?, codes: [Int], sample: Bool
+        download: DownloadReceiver?, validation: ValidationType, sample: Bool
     ) async throws(CurlewError) -> ApiResponse {
         switch kind {
         case .stream, .eventStream:
             return ApiResponse(head: head, request: request, fromNetwork: !sample)
         case .collect:
-            if let download, codes.isEmpty || codes.contains(head.status.code) {
+            if let download, validation.accepts(head.status.code) {
                 do throws(TransportError) {
                     return ApiResponse(download: try await download.receive(head, body), request: request, fromNetwork: !sample)
                 } catch {
@@ -196,9 +246,9 @@ extension Provider {
         return result
     }
 
-    /// Applies the target's validation: a status outside `codes` fails, keeping the response reachable.
-    static func validate(_ result: Result<ApiResponse, CurlewError>, codes: [Int]) -> Result<ApiResponse, CurlewError> {
-        guard case .success(let response) = result, !codes.isEmpty, !codes.contains(response.statusCode) else {
+    /// Applies the target's validation: a status it does not accept fails, keeping the response reachable.
+    static func validate(_ result: Result<ApiResponse, CurlewError>, validation: ValidationType) -> Result<ApiResponse, CurlewError> {
+        guard case .success(let response) = result, !validation.accepts(response.statusCode) else {
             return result
         }
         return .failure(.statusCode(response))

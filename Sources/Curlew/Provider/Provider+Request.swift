@@ -23,7 +23,8 @@ extension Provider {
     /// - Throws: ``CurlewError``.
     @concurrent
     public nonisolated func request(_ target: Target) async throws(CurlewError) -> ApiResponse {
-        try await attempt(target, ProviderCall(endpointClosure(target), .collect)) { response, _ in response }
+        // The path inlined (`run`, not `attempt`): no frames of its own for it and for the closure.
+        try await run(target, ProviderCall(endpointClosure(target), .collect)) { response, _ in response }
     }
 
     /// Sends the request for `target` and returns its outcome as a `Result`, never throwing: for code that

@@ -61,6 +61,9 @@ public actor Provider<Target: TargetType> {
     /// The chain's members: the user's middleware, then in-flight sharing. Empty: one call to the transport.
     nonisolated let members: [any Middleware]
     nonisolated let sharing: InflightSharing?
+    /// ``session`` when it is a ``/CurlewEngine/CurlSession``, for an empty chain to call directly: through
+    /// the protocol, each request costs the witness's own async frame and an executor hop.
+    nonisolated let curlSession: CurlSession?
 
     /// Creates a provider.
     ///
@@ -95,8 +98,10 @@ public actor Provider<Target: TargetType> {
         self.middleware = middleware
         self.trackInflights = trackInflights
         self.logger = logger
-        clientMetrics = (session as? CurlSession)?.clientMetrics
-        observesCalls = (session as? CurlSession)?.recordsSpans ?? false
+        let curlSession = session as? CurlSession
+        self.curlSession = curlSession
+        clientMetrics = curlSession?.clientMetrics
+        observesCalls = curlSession?.recordsSpans ?? false
         logsCalls = logger.logLevel <= .debug
         self.bodyDecoder = JSONBodyDecoder(decoder)
         let sharing = trackInflights ? InflightSharing() : nil

@@ -1,6 +1,8 @@
 // Curlew — how many retries a dependency may cost: a token bucket per origin, so that a dependency that
 // is down does not turn every call into several and cannot use up the retries of the others.
 
+import Synchronization
+
 /// A token bucket per pool key (scheme, host and port): each retry takes a token, tokens come back
 /// with time and with successful responses, and when a key's bucket is empty its requests are not
 /// retried (their failure is returned as it is) until it fills again.
@@ -20,6 +22,9 @@ public final class RetryBudget: Sendable {
     }
 
     private let buckets = Locked<[String: Bucket]>([:])
+    /// Whether `buckets` holds any bucket: written under its lock whenever it changes, read without it by
+    /// ``deposit(forURL:at:)``, so that a success takes no lock while every bucket is full (the usual case).
+    private let recordsBuckets = Atomic<Bool>(false)
 
     /// A budget of `capacity` retries per origin at once (default 10), regaining `refillPerSecond`
     /// (default 1) each second and `depositPerSuccess` (default 0.1) per success: in steady state
@@ -45,10 +50,12 @@ public final class RetryBudget: Sendable {
             var bucket = buckets[key].map { refilled($0, at: now) } ?? Bucket(tokens: capacity, updated: now)
             guard bucket.tokens >= 1 else {
                 buckets[key] = bucket
+                recordsBuckets.store(true, ordering: .releasing)
                 return false
             }
             bucket.tokens -= 1
             buckets[key] = bucket
+            recordsBuckets.store(true, ordering: .releasing)
             return true
         }
     }
@@ -57,7 +64,7 @@ public final class RetryBudget: Sendable {
     func deposit(forURL url: String, at time: @autoclosure () -> ContinuousClock.Instant) {
         // While no origin has retried (the usual case) every bucket is full: nothing to record, and no
         // key to work out.
-        guard !buckets.withLock({ $0.isEmpty }) else { return }
+        guard recordsBuckets.load(ordering: .acquiring) else { return }
         let key = Self.key(for: url)
         let now = time()
         buckets.withLock { buckets in
@@ -65,6 +72,7 @@ public final class RetryBudget: Sendable {
             guard var bucket = buckets[key].map({ refilled($0, at: now) }) else { return }
             bucket.tokens = min(capacity, bucket.tokens + depositPerSuccess)
             buckets[key] = bucket.tokens >= capacity ? nil : bucket
+            recordsBuckets.store(!buckets.isEmpty, ordering: .releasing)
         }
     }
 

@@ -47,72 +47,170 @@ public struct RetryMiddleware: Middleware {
         self.budget = budget
         self.clock = clock
         self.random = random
+        lookup = RetryLookup(policy)
     }
 
-    /// What an attempt's head decided.
-    private enum Step<Return> {
-        case done(Return)
-        case retry(after: Duration, status: Int)
+    /// The policy's methods and statuses as every request reads them.
+    let lookup: RetryLookup
+
+    /// What an attempt's head (or its failure) decided. Not generic over the caller's result: the chain
+    /// below is instantiated with it, and a generic step costs a metadata lookup per call. The result is
+    /// kept in a ``HandedValues`` instead.
+    private enum Step {
+        /// The caller's handler ran and returned the value kept at the address; `listed`: the status is
+        /// one the policy retries (no retry was left for it).
+        case delivered(UnsafeMutableRawPointer, listed: Bool)
+        case retry(after: Duration, Reason)
     }
 
-    public func intercept<Return>(
+    /// Why an attempt is retried.
+    private enum Reason: CustomStringConvertible {
+        case status(Int)
+        case failure(TransportError.Code)
+
+        var description: String {
+            switch self {
+            case .status(let status): "status \(status)"
+            case .failure(let code): "a transport failure (\(code))"
+            }
+        }
+
+        /// The debug line logged before the retry.
+        var logMessage: Logger.Message {
+            switch self {
+            case .status: "retrying after a status"
+            case .failure: "retrying after a transport failure"
+            }
+        }
+
+        /// That line's metadata.
+        func metadata(attempt: Int, wait: Duration) -> Logger.Metadata {
+            switch self {
+            case .status(let status): ["attempt": "\(attempt)", "status": "\(status)", "wait": "\(wait)"]
+            case .failure(let code): ["attempt": "\(attempt)", "error": "\(code)", "wait": "\(wait)"]
+            }
+        }
+    }
+
+    // Inlined into the protocol witness: one async frame for the middleware, not two. In the caller's
+    // isolation, as the requirement is: no hop to the global executor and back on every call.
+    @inline(__always)
+    public nonisolated(nonsending) func intercept<Return>(
         _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
         // An event stream's reconnection already follows the stream's own policy and backoff.
-        guard policy.retriesMethod(of: request), policy.maxAttempts > 1, context.reconnection == 0 else {
+        guard context.reconnection == 0, policy.maxAttempts > 1,
+            lookup.retries(request.method) || policy.optsIn(request)
+        else {
             return try await next(request, context, handler: handler)
         }
         guard request.body?.isReplayable ?? true else {
             return try await sendOnce(request, context: context, next: next, handler: handler)
         }
+        guard request.timeout == nil, policy.totalTimeout == nil else {
+            return try await retrying(request, context: context, next: next, handler: handler, after: nil)
+        }
+        // The usual exchange: no deadline, so nothing to set on the request; the first attempt sends the
+        // request and the context as they came (no copies), and its frame holds no clock instant (a
+        // resilient type, allocated on the task's stack). Further attempts are the loop's.
+        var values = HandedValues<Return>()
+        defer { values.release() }
+        let step: Step
+        do {
+            step = try await next(request, context) { head, body throws(CurlewError) -> Step in
+                let status = head.status.code
+                let listed = lookup.lists(status)
+                if listed, let wait = statusWait(head, failures: 1, url: request.url) {
+                    return .retry(after: wait, .status(status))
+                }
+                return .delivered(values.keep(try await handler(head, body)), listed: listed)
+            }
+        } catch {
+            guard case .transport(let failure) = error, !failure.isCancellation, policy.retries(failure, of: request),
+                let wait = backoffWait(failures: 1, url: request.url)
+            else { throw error }
+            return try await retrying(
+                request, context: context, next: next, handler: handler, after: .retry(after: wait, .failure(failure.code)))
+        }
+        guard case .delivered(let node, let listed) = step else {
+            return try await retrying(request, context: context, next: next, handler: handler, after: step)
+        }
+        deposit(unless: listed, url: request.url)
+        return values.take(node)
+    }
+
+    /// The attempts after a first one that `first` says to retry (nil: every attempt, the first
+    /// included), each with what is left of the deadline (the request's timeout, else the policy's total
+    /// timeout, counted from the first attempt) as its timeout. A request with a deadline runs all its
+    /// attempts here; the deadline-less first attempt in ``intercept(_:context:next:handler:)`` hands
+    /// over only its retry.
+    @inline(never)
+    nonisolated(nonsending) private func retrying<Return>(
+        _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>,
+        after first: Step?
+    ) async throws(CurlewError) -> Return {
         let deadline = (request.timeout ?? policy.totalTimeout).map { clock.now + $0 }
+        var values = HandedValues<Return>()
+        defer { values.release() }
         var attemptRequest = request
         var context = context
         var failures = 0
+        var pending = first
         while true {
-            if let deadline { attemptRequest.timeout = max(deadline - clock.now, .milliseconds(1)) }
-            let isLast = failures + 1 >= policy.maxAttempts
-            var handedStatus = 0
-            let step: Step<Return>
-            do {
-                step = try await next(attemptRequest, context) { head, body throws(CurlewError) -> Step<Return> in
-                    if !isLast, policy.statuses.contains(head.status.code),
-                        let wait = statusWait(head, failures: failures + 1, deadline: deadline, url: request.url)
-                    {
-                        return .retry(after: wait, status: head.status.code)
-                    }
-                    handedStatus = head.status.code
-                    return .done(try await handler(head, body))
+            if let step = pending {
+                switch step {
+                case .delivered(let node, let listed):
+                    deposit(unless: listed, url: request.url)
+                    return values.take(node)
+                case .retry(let wait, let reason):
+                    context.logger.debug(reason.logMessage, metadata: reason.metadata(attempt: context.attempt, wait: wait))
+                    context.metrics?.count(ClientMetricNames.retries, url: request.url)
+                    try await pause(wait, request: request)
                 }
-            } catch {
-                guard !isLast, case .transport(let failure) = error, !failure.isCancellation,
-                    policy.retries(failure, of: request),
-                    let wait = backoffWait(failures: failures + 1, deadline: deadline, url: request.url)
-                else { throw error }
-                context.logger.debug(
-                    "retrying after a transport failure",
-                    metadata: ["attempt": "\(context.attempt)", "error": "\(failure.code)", "wait": "\(wait)"])
-                context.metrics?.count(ClientMetricNames.retries, url: request.url)
-                try await pause(wait, request: request)
-                failures += 1
-                context.attempt += 1
-                continue
-            }
-            switch step {
-            case .done(let value):
-                // A retried status returned because no retry was left is not a success to earn tokens by.
-                if !policy.statuses.contains(handedStatus) { budget.deposit(forURL: request.url, at: clock.now) }
-                return value
-            case .retry(let wait, let status):
-                context.logger.debug(
-                    "retrying after a status",
-                    metadata: ["attempt": "\(context.attempt)", "status": "\(status)", "wait": "\(wait)"])
-                context.metrics?.count(ClientMetricNames.retries, url: request.url)
-                try await pause(wait, request: request)
                 failures += 1
                 context.attempt += 1
             }
+            if let deadline { attemptRequest.timeout = max(deadline - clock.now, .milliseconds(1)) }
+            pending = try await attempt(
+                attemptRequest, context, next: next, handler: handler, failures: failures, deadline: deadline,
+                original: request, values: &values)
         }
+    }
+
+    /// One attempt of `original` (sent as `request`), after `failures` failed ones: delivered when the
+    /// caller's handler ran, else the wait before the next. Throws what may not be retried.
+    // Inlined into the loop, its one caller.
+    @inline(__always)
+    nonisolated(nonsending) private func attempt<Return>(
+        _ request: TransportRequest, _ context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>,
+        failures: Int, deadline: ContinuousClock.Instant?, original: TransportRequest, values: inout HandedValues<Return>
+    ) async throws(CurlewError) -> Step {
+        let isLast = failures + 1 >= policy.maxAttempts
+        do {
+            return try await next(request, context) { head, body throws(CurlewError) -> Step in
+                let status = head.status.code
+                let listed = lookup.lists(status)
+                if !isLast, listed,
+                    let wait = statusWait(head, failures: failures + 1, deadline: deadline, url: original.url)
+                {
+                    return .retry(after: wait, .status(status))
+                }
+                return .delivered(values.keep(try await handler(head, body)), listed: listed)
+            }
+        } catch {
+            guard !isLast, case .transport(let failure) = error, !failure.isCancellation,
+                policy.retries(failure, of: original),
+                let wait = backoffWait(failures: failures + 1, deadline: deadline, url: original.url)
+            else { throw error }
+            return .retry(after: wait, .failure(failure.code))
+        }
+    }
+
+    /// Returns part of a token for a response handed to the caller, unless its status is one the policy
+    /// retries (returned because no retry was left: not a success to earn tokens by).
+    @inline(__always)
+    private func deposit(unless listed: Bool, url: String) {
+        if !listed { budget.deposit(forURL: url, at: clock.now) }
     }
 
     /// The one attempt of a request whose body cannot be sent again: what would have been retried fails
@@ -120,11 +218,13 @@ public struct RetryMiddleware: Middleware {
     nonisolated(nonsending) private func sendOnce<Return>(
         _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
-        let step: Step<Return>
+        var values = HandedValues<Return>()
+        defer { values.release() }
+        let step: Step
         do {
-            step = try await next(request, context) { head, body throws(CurlewError) -> Step<Return> in
-                if policy.statuses.contains(head.status.code) { return .retry(after: .zero, status: head.status.code) }
-                return .done(try await handler(head, body))
+            step = try await next(request, context) { head, body throws(CurlewError) -> Step in
+                if lookup.lists(head.status.code) { return .retry(after: .zero, .status(head.status.code)) }
+                return .delivered(values.keep(try await handler(head, body)), listed: false)
             }
         } catch {
             guard case .transport(let failure) = error, !failure.isCancellation, policy.retries(failure, of: request) else {
@@ -133,10 +233,10 @@ public struct RetryMiddleware: Middleware {
             throw .transport(Self.notReplayable(request, after: "a transport failure (\(failure.code))", underlying: failure))
         }
         switch step {
-        case .done(let value):
-            return value
-        case .retry(_, let status):
-            throw .transport(Self.notReplayable(request, after: "status \(status)", underlying: nil))
+        case .delivered(let node, _):
+            return values.take(node)
+        case .retry(_, let reason):
+            throw .transport(Self.notReplayable(request, after: "\(reason)", underlying: nil))
         }
     }
 
@@ -165,6 +265,19 @@ public struct RetryMiddleware: Middleware {
         }
         wait = max(wait, .zero)
         return spend(wait, deadline: deadline, url: url)
+    }
+
+    /// ``statusWait(_:failures:deadline:url:)`` without a deadline. Not async, and apart: the nil
+    /// instant it passes (a resilient type) is then on the thread's stack, not the task's.
+    @inline(never)
+    private func statusWait(_ head: ResponseHead, failures: Int, url: String) -> Duration? {
+        statusWait(head, failures: failures, deadline: nil, url: url)
+    }
+
+    /// ``backoffWait(failures:deadline:url:)`` without a deadline (apart for the same reason).
+    @inline(never)
+    private func backoffWait(failures: Int, url: String) -> Duration? {
+        backoffWait(failures: failures, deadline: nil, url: url)
     }
 
     /// The backoff wait before retrying a transport failure, or nil when the deadline or the budget

@@ -82,6 +82,25 @@ extension RequestTask {
         .downloadParameters(parameters: parameters, encoding: encoding, destination: DownloadDestination(destination))
     }
 
+    /// What the provider layer asks of a task's case before sending it.
+    enum Shape: Sendable {
+        /// ``requestPlain``: nothing to add to the request.
+        case plain
+        /// ``downloadDestination(_:)-enum.case`` or ``downloadParameters(parameters:encoding:destination:)-enum.case``.
+        case download
+        case other
+    }
+
+    /// The case of `task`, read once per endpoint: every switch on a task copies it, payload and all
+    /// (its existential payloads make the enum one that is switched on through a copy).
+    static func shape(of task: RequestTask) -> Shape {
+        switch task {
+        case .requestPlain: .plain
+        case .downloadDestination, .downloadParameters: .download
+        default: .other
+        }
+    }
+
     /// Where a download task's file goes; nil for other tasks.
     var downloadDestination: DownloadDestination? {
         switch self {

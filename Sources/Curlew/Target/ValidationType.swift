@@ -20,4 +20,15 @@ public enum ValidationType: Sendable, Hashable {
         case .customCodes(let codes): codes
         }
     }
+
+    /// Whether `code` passes: in ``statusCodes``, or anything when they are empty. Without building the
+    /// array, which every validated request would allocate.
+    func accepts(_ code: Int) -> Bool {
+        switch self {
+        case .none: true
+        case .successCodes: (200...299).contains(code)
+        case .successAndRedirectCodes: (200...399).contains(code)
+        case .customCodes(let codes): codes.isEmpty || codes.contains(code)
+        }
+    }
 }

@@ -26,21 +26,31 @@ extension TransferContext {
         // reference counts per transfer.
         let easy = handle
         let me = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        let key = exchange.request.poolKey
+        let options = exchange.request.request.options
+        let streamedResponse = exchange.streamsResponse
+        // A handle that kept another shape's options starts again from the defaults.
+        let shape = plainShape(defaults: defaults)
+        if residue != .defaults, residue != shape { EasyHandlePool.reset(easy, defaults) }
+        let keptTLS = key.isHTTPS && shape != nil && residue == shape
+        residueAfter = shape
         easy.set(CURLOPT_PRIVATE, me)
         easy.set(CURLOPT_WRITEDATA, me)
         easy.set(CURLOPT_HEADERDATA, me)
         easy.set(CURLOPT_OPENSOCKETDATA, me)
         easy.set(CURLOPT_CURLU, UnsafeRawPointer(exchange.request.url.handle))
-        let streamedResponse = exchange.streamsResponse
+        // The URL string too, the handle's own normalised form: up to 8.11 libcurl formats it from the
+        // handle only when no string is set (a kept handle would report the last request's URL as the
+        // effective one), and formatting costs more than this copy. Later versions read the handle always.
+        easy.set(CURLOPT_URL, exchange.request.url.normalized.map { UnsafeRawPointer($0) })
         if streamedResponse {
             // The engine undoes chunked framing itself, to see a body's end before the transfer's.
             easy.set(CURLOPT_HTTP_TRANSFER_DECODING, 0)
             easy.set(CURLOPT_LOW_SPEED_TIME, 0)
-        } else if let timeout {
-            easy.set(CURLOPT_TIMEOUT_MS, Int(clamping: (timeout + 999_999) / 1_000_000 + 1000))
+        } else {
+            // Always, 0 included: a kept handle may hold the last request's.
+            easy.set(CURLOPT_TIMEOUT_MS, timeout.map { Int(clamping: ($0 + 999_999) / 1_000_000 + 1000) } ?? 0)
         }
-        let key = exchange.request.poolKey
-        let options = exchange.request.request.options
         easy.set(CURLOPT_HTTP_VERSION, defaults.curlHTTPVersion(key))
         // Wait for a connection being made to this host rather than open another, when it may carry
         // several requests: a burst then shares one HTTP/2 connection.
@@ -54,7 +64,10 @@ extension TransferContext {
             easy.set(CURLOPT_FRESH_CONNECT, 1)
             easy.set(CURLOPT_FORBID_REUSE, 1)
         }
-        if key.isHTTPS { easy.applyTLS(defaults.tls, host: key.host, options: options, identities: &defaults.identityVariants) }
+        // The session's TLS options, unless the handle kept them from a plain https request.
+        if key.isHTTPS, !keptTLS {
+            easy.applyTLS(defaults.tls, host: key.host, options: options, identities: &defaults.identityVariants)
+        }
         if !options.isEmpty {
             if let connect = options.connectTimeout { easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, connect.milliseconds)) }
             if let path = options.unixSocketPath { easy.set(CURLOPT_UNIX_SOCKET_PATH, string: path) }
@@ -125,15 +138,38 @@ extension TransferContext {
         } else if method != .get {
             easy.set(CURLOPT_CUSTOMREQUEST, string: method.rawValue)
         }
+        // Always set: a kept handle may point at the last request's list (freed since).
         if exchange.request.request.headerFields.isEmpty, body == .none, !streamedResponse {
             // The common case: only the session's default lines, from the list the session keeps.
-            if let shared = defaults.sharedHeaderList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(shared)) }
+            easy.set(CURLOPT_HTTPHEADER, defaults.sharedHeaderList.map { UnsafeRawPointer($0) })
         } else {
-            headerList = Self.headerList(
-                for: exchange.request.request.headerFields, body: body, defaults: defaults)
-            if let headerList { easy.set(CURLOPT_HTTPHEADER, UnsafeRawPointer(headerList)) }
+            headerList = HeaderList.make(fields: exchange.request.request.headerFields, body: body, defaults: defaults)
+            easy.set(CURLOPT_HTTPHEADER, headerList.map { UnsafeRawPointer($0) })
         }
         return nil
+    }
+
+    /// The shape of a plain request — a GET without a body or a POST of a body in memory, buffered,
+    /// without progress, per-request options, cookies, resolve entries, trailers, a connection of its own
+    /// or per-host TLS settings — whose options every plain request of the same shape sets again; nil for
+    /// any other request (see ``HandleResidue``).
+    private func plainShape(defaults: HandleDefaults) -> HandleResidue? {
+        // Each field read in place: a local copy of the request would cost a dozen reference counts.
+        let key = exchange.request.poolKey
+        let posts: Bool
+        if let body = exchange.request.request.body {
+            guard exchange.request.request.method == .post, case .bytes = body.storage, !exchange.sendsTrailers else { return nil }
+            posts = true
+        } else {
+            guard exchange.request.request.method == .get else { return nil }
+            posts = false
+        }
+        guard exchange.request.request.options.isEmpty, !exchange.streamsResponse,
+            progress == nil, defaults.cookieShare == nil, shard.hasHostOverrides || defaults.resolveList == nil,
+            !defaults.needsOwnConnection(key),
+            !key.isHTTPS || (defaults.tls.pins.isEmpty && defaults.tls.clientIdentity == nil)
+        else { return nil }
+        return .plain(tls: key.isHTTPS, multiplex: defaults.mayMultiplex(key), posts: posts)
     }
 
     /// What the header list says about the body.
@@ -200,43 +236,5 @@ extension TransferContext {
             let pointer = body.withUnsafeBytes { UnsafeRawPointer($0.baseAddress) }
             handle.set(CURLOPT_POSTFIELDS, pointer)
         }
-    }
-
-    private static func headerList(
-        for fields: HTTPFields, body: BodyLines, defaults: HandleDefaults
-    ) -> UnsafeMutablePointer<curl_slist>? {
-        var list: UnsafeMutablePointer<curl_slist>?
-        func append(_ line: String) {
-            line.withCString { text in
-                if let appended = curl_slist_append(list, text) { list = appended }
-            }
-        }
-        var hasContentType = false
-        var hasExpect = false
-        // The session's User-Agent and Accept-Encoding (the codings the engine decodes), unless the
-        // request sets its own.
-        for (name, line) in defaults.defaultHeaderLines where fields[name] == nil {
-            append(line)
-        }
-        for field in fields {
-            if field.name == .contentType { hasContentType = true }
-            if field.name == .expect { hasExpect = true }
-            // "Name:" would tell curl to remove its own header; "Name;" sends an empty value.
-            append(field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
-        }
-        if body != .none {
-            // curl adds its own form Content-Type to every POST body; a body without one goes without.
-            if !hasContentType { append("Content-Type:") }
-            if !hasExpect {
-                if let threshold = defaults.expectContinueThreshold, body.reaches(threshold) {
-                    append("Expect: 100-continue")
-                } else {
-                    // libcurl adds Expect: 100-continue to bodies over 1 MiB or of unknown length and then
-                    // waits up to 1 s for servers that never answer it; only send it when configured.
-                    append("Expect:")
-                }
-            }
-        }
-        return list
     }
 }

@@ -128,15 +128,15 @@ extension LoopThread {
         while index >= shards.count {
             guard openShard() != nil else { break }
         }
-        guard index < shards.count, let handle = pool.take(defaults) else {
+        guard index < shards.count, let (handle, residue) = pool.take(defaults) else {
             _ = machine.startFailed(id, now: now, into: &actions)
             exchange.finish(.failure(exchange.request.error(.curl, "libcurl could not create an easy handle")))
             return
         }
         let shard = shards[index]
         let context = TransferContext(
-            id: id, exchange: exchange, handle: handle, shard: shard, role: connection, configuration: configuration,
-            counters: counters)
+            id: id, exchange: exchange, handle: handle, residue: residue, shard: shard, role: connection,
+            configuration: configuration, counters: counters)
         if let error = context.applyRequest(defaults: defaults, timeout: timeout) {
             recycle(context)
             _ = machine.startFailed(id, now: now, into: &actions)
@@ -239,7 +239,7 @@ extension LoopThread {
         context.releaseRequestResources()
         // A handle that sent trailers may corrupt memory on its next upload (CurlQuirks.trailersSpoilTheHandle).
         pool.give(
-            context.handle, defaults,
+            context.handle, defaults, residue: context.residueAfter,
             reusable: !(defaults.quirks.trailersSpoilTheHandle && context.exchange.sendsTrailers))
     }
 

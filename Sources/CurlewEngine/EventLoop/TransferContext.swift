@@ -20,6 +20,11 @@ final class TransferContext {
     let id: TransferID
     let exchange: Exchange
     let handle: EasyHandle
+    /// What the handle carried from the pool beyond the session defaults.
+    let residue: HandleResidue
+    /// What it carries once this request's options are set: a plain request's shape, or nil when it
+    /// must be reset before another request (see ``HandleResidue``).
+    @exclusivity(unchecked) var residueAfter: HandleResidue?
     /// The multi handle running this exchange.
     let shard: MultiShard
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
@@ -74,10 +79,11 @@ final class TransferContext {
     private(set) lazy var connectionsOpened: Int = handle.connectionsOpened
 
     init(
-        id: TransferID, exchange: Exchange, handle: EasyHandle, shard: MultiShard, role: ConnectionRole,
-        configuration: SessionConfiguration, counters: EngineCounters
+        id: TransferID, exchange: Exchange, handle: EasyHandle, residue: HandleResidue, shard: MultiShard,
+        role: ConnectionRole, configuration: SessionConfiguration, counters: EngineCounters
     ) {
         self.id = id
+        self.residue = residue
         connection = LoopThread.Ledger.Transfer(id: id, role: role)
         self.exchange = exchange
         self.handle = handle
@@ -190,7 +196,8 @@ final class TransferContext {
     /// Frees the header list and the copy of a tiny body, and closes a file body, once curl is done with
     /// the handle.
     func releaseRequestResources() {
-        if let headerList { curl_slist_free_all(headerList) }
+        // One block (see ``HeaderList``).
+        free(headerList)
         headerList = nil
         if let ownedBody { free(ownedBody) }
         ownedBody = nil

@@ -11,6 +11,11 @@ final class ParsedURL: @unchecked Sendable {
     let handle: OpaquePointer
     /// Which connections requests to this URL may use.
     let poolKey: PoolKey
+    /// The whole URL as libcurl normalises it (`curl_url_get` with no flags, what libcurl itself reads
+    /// from the handle before a transfer), made once: given to each transfer as `CURLOPT_URL` beside
+    /// the handle, so that libcurl up to 8.11 does not format it again for every request (about 4,500
+    /// instructions with 7.88). Freed with the handle; nil if libcurl could not produce it.
+    let normalized: UnsafeMutablePointer<CChar>?
 
     /// Parses `url` with libcurl's URL parser, or returns libcurl's reason for refusing it.
     static func parse(_ url: String) -> Result<ParsedURL, ParseFailure> {
@@ -23,12 +28,18 @@ final class ParsedURL: @unchecked Sendable {
         let scheme = part(handle, CURLUPART_SCHEME) ?? ""
         let host = part(handle, CURLUPART_HOST) ?? ""
         let port = part(handle, CURLUPART_PORT, flags: UInt32(CURLU_DEFAULT_PORT)).flatMap { Int($0) } ?? 0
-        return .success(ParsedURL(handle, key: PoolKey(scheme: scheme.lowercased(), host: host.lowercased(), port: port)))
+        var normalized: UnsafeMutablePointer<CChar>?
+        if curl_url_get(handle, CURLUPART_URL, &normalized, 0) != CURLUE_OK { normalized = nil }
+        return .success(
+            ParsedURL(
+                handle, key: PoolKey(scheme: scheme.lowercased(), host: host.lowercased(), port: port),
+                normalized: normalized))
     }
 
-    private init(_ handle: OpaquePointer, key: PoolKey) {
+    private init(_ handle: OpaquePointer, key: PoolKey, normalized: UnsafeMutablePointer<CChar>?) {
         self.handle = handle
         self.poolKey = key
+        self.normalized = normalized
     }
 
     /// One component of the parsed URL, as libcurl normalised it.
@@ -39,7 +50,10 @@ final class ParsedURL: @unchecked Sendable {
         return String(cString: pointer)
     }
 
-    deinit { curl_url_cleanup(handle) }
+    deinit {
+        curl_url_cleanup(handle)
+        curl_free(normalized)
+    }
 
     /// `reference` (a `Location` value) resolved against `base` with libcurl's URL parser, as libcurl
     /// resolves the redirects it reports; nil when it cannot be parsed. An empty reference (spaces aside)

@@ -2,6 +2,10 @@
 
 import HTTPTypes
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Collects the head of the final response from curl's header callback, one line at a time.
 ///
 /// Interim (1xx) heads are discarded; trailer fields after the body are kept apart from the head. The parser enforces the
@@ -120,7 +124,7 @@ struct ResponseHeadParser {
     private mutating func fieldLine(_ text: UnsafeRawBufferPointer) -> Event {
         // Only the two names the engine acts on are looked at here (both start with C, which skips
         // most lines at once); the line is kept as it came and split into name and value when read.
-        if text.count >= 15, text[0] | 0x20 == UInt8(ascii: "c"), let colon = text.firstIndex(of: UInt8(ascii: ":")) {
+        if text.count >= 15, text[0] | 0x20 == UInt8(ascii: "c"), let colon = Self.colon(in: text) {
             let name = UnsafeRawBufferPointer(rebasing: text[0..<colon])
             if ASCIICase.equals(name, "content-length") {
                 guard let length = Self.decimal(Self.trimmed(UnsafeRawBufferPointer(rebasing: text[(colon + 1)...]))) else {
@@ -136,7 +140,7 @@ struct ResponseHeadParser {
             }
         } else if text.count >= 9, text[0] | 0x20 == UInt8(ascii: "l"), ASCIICase.hasPrefix(text, "location:") {
             hasLocation = true
-        } else if text.count >= 18, text[0] | 0x20 == UInt8(ascii: "t"), let colon = text.firstIndex(of: UInt8(ascii: ":")),
+        } else if text.count >= 18, text[0] | 0x20 == UInt8(ascii: "t"), let colon = Self.colon(in: text),
             ASCIICase.equals(UnsafeRawBufferPointer(rebasing: text[0..<colon]), "transfer-encoding")
         {
             isChunked = true
@@ -144,6 +148,12 @@ struct ResponseHeadParser {
         lines.append(contentsOf: text)
         lines.append(UInt8(ascii: "\n"))
         return .more
+    }
+
+    /// The offset of the first colon in `text` (memchr: the generic search showed in profiles).
+    private static func colon(in text: UnsafeRawBufferPointer) -> Int? {
+        guard let base = text.baseAddress, let found = memchr(base, 0x3A, text.count) else { return nil }
+        return UnsafeRawPointer(found) - base
     }
 
     /// `bytes` without leading and trailing spaces and tabs.

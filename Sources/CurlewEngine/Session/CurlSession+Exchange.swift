@@ -104,7 +104,7 @@ extension CurlSession {
     /// HTTP/2 uploads stall. Plain http speaks HTTP/1.1 unless prior knowledge is asked for, which leaves
     /// no other protocol (and before libcurl 8.0 gives each request a connection of its own).
     @inline(__always)
-    func carried(_ prepared: PreparedRequest, streamedResponse: Bool) -> PreparedRequest {
+    func carried(_ prepared: consuming PreparedRequest, streamedResponse: Bool) -> PreparedRequest {
         guard configuration.quirks.someTransfersAvoidHTTP2 else { return prepared }
         return avoidingHTTP2IfNeeded(prepared, streamedResponse: streamedResponse)
     }
