@@ -628,8 +628,12 @@ def accepts():
 def build_baseline(ref, out):
     """Builds bench-curlew from commit `ref` in a scratch worktree; returns its commands."""
     source = os.path.join(out, "baseline-src")
-    subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", source], capture_output=True)
-    subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", source, ref], check=True)
+    wanted = subprocess.run(["git", "-C", ROOT, "rev-parse", ref + "^{commit}"], capture_output=True, text=True, check=True).stdout.strip()
+    present = subprocess.run(["git", "-C", source, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    # A worktree already at that commit is kept, with its build: the next run builds nothing again.
+    if present != wanted or subprocess.run(["git", "-C", source, "status", "--porcelain"], capture_output=True, text=True).stdout:
+        subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", source], capture_output=True)
+        subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", source, ref], check=True)
     bench = os.path.join(source, "Benchmarks")
     subprocess.run(["swift", "build", "-c", "release", "--product", "bench-curlew", "--static-swift-stdlib"], cwd=bench, check=True)
     binary = os.path.join(bench, ".build", "release", "bench-curlew")
