@@ -16,12 +16,10 @@ extension Endpoint {
     /// - Parameter target: The target.
     /// - Returns: Its endpoint.
     public static func `default`<Target: TargetType>(for target: Target) -> Endpoint {
-        let joined = joinedURL(for: target, baseURL: target.baseURL)
-        return Endpoint(
-            url: joined.url, sampleResponseClosure: { .networkResponse(200, target.sampleData) },
+        Endpoint(
+            url: defaultURL(for: target), sampleResponseClosure: { .networkResponse(200, target.sampleData) },
             method: target.method, task: target.task, httpHeaderFields: target.headers,
-            transferOptions: target.transferOptions, redirectPolicy: target.redirectPolicy,
-            urlIsSendable: joined.sendable)
+            transferOptions: target.transferOptions, redirectPolicy: target.redirectPolicy)
     }
 
     /// The endpoint ``default(for:)`` makes, but with `baseURL` in place of the target's base URL: the
@@ -32,12 +30,11 @@ extension Endpoint {
     ///   - baseURL: The base URL to join the target's path to.
     /// - Returns: Its endpoint.
     public static func `default`<Target: TargetType>(for target: Target, baseURL: URL) -> Endpoint {
-        let joined = joinedURL(for: target, baseURL: baseURL)
-        return Endpoint(
-            url: joined.url, sampleResponseClosure: { .networkResponse(200, target.sampleData) },
-            method: target.method, task: target.task, httpHeaderFields: target.headers,
-            transferOptions: target.transferOptions, redirectPolicy: target.redirectPolicy,
-            urlIsSendable: joined.sendable)
+        Endpoint(
+            url: defaultURL(for: target, baseURL: baseURL),
+            sampleResponseClosure: { .networkResponse(200, target.sampleData) }, method: target.method,
+            task: target.task, httpHeaderFields: target.headers, transferOptions: target.transferOptions,
+            redirectPolicy: target.redirectPolicy)
     }
 
     /// The target's `baseURL` joined with its `path`, as `URL.appendingPathComponent` would join them.
@@ -60,25 +57,18 @@ extension Endpoint {
     ///   - baseURL: The base URL used instead of the target's.
     /// - Returns: The full URL.
     public static func defaultURL(for target: some TargetType, baseURL: URL) -> String {
-        joinedURL(for: target, baseURL: baseURL).url
-    }
-
-    /// ``defaultURL(for:baseURL:)``, and whether it passes ``urlRequest()``'s URL check (false: not known).
-    static func joinedURL(for target: some TargetType, baseURL: URL) -> (url: String, sendable: Bool) {
         let base = baseURL.absoluteString
         let rawPath = target.path
-        guard !rawPath.isEmpty else { return (base, false) }
+        guard !rawPath.isEmpty else { return base }
         // Every request of a target joins the same pair: the URL joined before, when there is one.
         if let joined = EndpointURLCache.joined(base, rawPath) { return joined }
         var path = PercentEscaping.escape(rawPath, keepingEscapes: true, allowed: PercentEscaping.isPathAllowed)
         var head = base
-        // On contiguous bytes: the URL is ASCII (Foundation's URL keeps it percent-encoded), where String
-        // indices cost tens of instructions per character.
+        // On contiguous bytes: the URL is ASCII (Foundation's URL keeps it percent-encoded), and this
+        // runs for every new pair, where String indices cost tens of instructions per character.
         let url = head.withUTF8 { head in path.withUTF8 { path in join(head, path) } }
-        // Checked once here rather than by every request that sends it.
-        let sendable = isSendableURL(url)
-        EndpointURLCache.keep(joined: url, sendable: sendable, base: base, path: rawPath)
-        return (url, sendable)
+        EndpointURLCache.keep(joined: url, base: base, path: rawPath)
+        return url
     }
 
     /// `base` (up to any query or fragment) + exactly one `/` + `path` + the query or fragment.

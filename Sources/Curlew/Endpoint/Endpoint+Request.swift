@@ -23,9 +23,8 @@ extension Endpoint {
     ///   built; ``CurlewError/transport(_:)`` with ``/CurlewEngine/TransportError/Code/invalidBody`` when the
     ///   file of ``RequestTask/uploadFile(_:)`` cannot be read.
     public func urlRequest() throws(CurlewError) -> TransportRequest {
-        // Checked once per URL: a default endpoint's was checked when it was joined, and the endpoints of
-        // one target share their URL (see `EndpointURLCache`).
-        if !urlIsSendable, !EndpointURLCache.isKnownSendable(url) {
+        // Checked once per URL: the endpoints of one target share theirs (see `EndpointURLCache`).
+        if !EndpointURLCache.isKnownSendable(url) {
             guard Self.isSendableURL(url) else { throw .requestMapping(url) }
             EndpointURLCache.keep(sendable: url)
         }
@@ -123,7 +122,7 @@ extension Endpoint {
 
     /// Whether the URL is `http://` or `https://` (any case) with a host, and free of spaces and control
     /// characters, which libcurl's parser would refuse later with a less helpful error.
-    static func isSendableURL(_ url: String) -> Bool {
+    private static func isSendableURL(_ url: String) -> Bool {
         var url = url
         // Contiguous bytes: iterating the UTF-8 view costs several times more per byte.
         return url.withUTF8 { bytes in

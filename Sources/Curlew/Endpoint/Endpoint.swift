@@ -25,9 +25,6 @@ public struct Endpoint: Sendable {
     public let transferOptions: TransferOptions
     /// How the request's redirects are followed; nil keeps the session's policy.
     public let redirectPolicy: RedirectPolicy?
-    /// Whether ``url`` is known to pass ``urlRequest()``'s URL check (a default endpoint's joined URL, checked
-    /// when it was joined), which is then skipped. Not part of the endpoint's value.
-    let urlIsSendable: Bool
     /// The case of ``task``, read once (see ``RequestTask/shape(of:)``).
     let taskShape: RequestTask.Shape
 
@@ -46,18 +43,6 @@ public struct Endpoint: Sendable {
         task: RequestTask, httpHeaderFields: [String: String]?, transferOptions: TransferOptions = TransferOptions(),
         redirectPolicy: RedirectPolicy? = nil
     ) {
-        self.init(
-            url: url, sampleResponseClosure: sampleResponseClosure, method: method, task: task,
-            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy,
-            urlIsSendable: false)
-    }
-
-    /// Creates an endpoint whose URL may be known to pass the check of ``urlRequest()``.
-    init(
-        url: String, sampleResponseClosure: @escaping SampleResponseClosure, method: HTTPMethod,
-        task: RequestTask, httpHeaderFields: [String: String]?, transferOptions: TransferOptions,
-        redirectPolicy: RedirectPolicy?, urlIsSendable: Bool
-    ) {
         self.url = url
         self.sampleResponseClosure = sampleResponseClosure
         self.method = method
@@ -65,7 +50,6 @@ public struct Endpoint: Sendable {
         self.httpHeaderFields = httpHeaderFields
         self.transferOptions = transferOptions
         self.redirectPolicy = redirectPolicy
-        self.urlIsSendable = urlIsSendable
         taskShape = RequestTask.shape(of: task)
     }
 
@@ -81,7 +65,7 @@ public struct Endpoint: Sendable {
         return Endpoint(
             url: url, sampleResponseClosure: sampleResponseClosure, method: method, task: task,
             httpHeaderFields: HeaderNames.merging(httpHeaderFields ?? [:], newHTTPHeaderFields),
-            transferOptions: transferOptions, redirectPolicy: redirectPolicy, urlIsSendable: urlIsSendable)
+            transferOptions: transferOptions, redirectPolicy: redirectPolicy)
     }
 
     /// A copy that sends another task.
@@ -91,8 +75,7 @@ public struct Endpoint: Sendable {
     public func replacing(task: RequestTask) -> Endpoint {
         Endpoint(
             url: url, sampleResponseClosure: sampleResponseClosure, method: method, task: task,
-            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy,
-            urlIsSendable: urlIsSendable)
+            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy)
     }
 
     /// A copy whose stubbed requests get another sample response (a test provider answering 404, say),
@@ -103,8 +86,7 @@ public struct Endpoint: Sendable {
     public func replacing(sampleResponseClosure: @escaping SampleResponseClosure) -> Endpoint {
         Endpoint(
             url: url, sampleResponseClosure: sampleResponseClosure, method: method, task: task,
-            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy,
-            urlIsSendable: urlIsSendable)
+            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy)
     }
 
     /// A copy whose request overrides these session settings.
@@ -114,8 +96,7 @@ public struct Endpoint: Sendable {
     public func replacing(transferOptions: TransferOptions) -> Endpoint {
         Endpoint(
             url: url, sampleResponseClosure: sampleResponseClosure, method: method, task: task,
-            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy,
-            urlIsSendable: urlIsSendable)
+            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy)
     }
 
     /// A copy whose redirects follow `redirectPolicy`.
@@ -125,7 +106,6 @@ public struct Endpoint: Sendable {
     public func replacing(redirectPolicy: RedirectPolicy?) -> Endpoint {
         Endpoint(
             url: url, sampleResponseClosure: sampleResponseClosure, method: method, task: task,
-            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy,
-            urlIsSendable: urlIsSendable)
+            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy)
     }
 }

@@ -18,8 +18,6 @@ enum EndpointURLCache {
         let base: String
         let path: String
         let url: String
-        /// Whether `url` passes `urlRequest()`'s check.
-        let sendable: Bool
     }
 
     /// A list of at most ``capacity`` entries, the oldest replaced first.
@@ -41,19 +39,16 @@ enum EndpointURLCache {
     private static let joined = Locked(Ring<Joined>())
     private static let sendable = Locked(Ring<String>())
 
-    /// `base` joined with `path` as cached, and whether it is sendable; nil when not cached.
-    static func joined(_ base: String, _ path: String) -> (url: String, sendable: Bool)? {
+    /// `base` joined with `path` as cached; nil when not cached.
+    static func joined(_ base: String, _ path: String) -> String? {
         joined.withLock { ring in
-            for entry in ring.entries where same(entry.path, path) && same(entry.base, base) {
-                return (entry.url, entry.sendable)
-            }
-            return nil
+            ring.entries.first { same($0.path, path) && same($0.base, base) }?.url
         }
     }
 
-    /// Keeps `url`, `base` joined with `path`, and whether it is sendable.
-    static func keep(joined url: String, sendable: Bool, base: String, path: String) {
-        joined.withLock { $0.insert(Joined(base: base, path: path, url: url, sendable: sendable)) }
+    /// Keeps `url`, `base` joined with `path`.
+    static func keep(joined url: String, base: String, path: String) {
+        joined.withLock { $0.insert(Joined(base: base, path: path, url: url)) }
     }
 
     /// Whether `url` was found sendable before.

@@ -39,9 +39,10 @@ extension TransferContext {
         easy.set(CURLOPT_HEADERDATA, me)
         easy.set(CURLOPT_OPENSOCKETDATA, me)
         easy.set(CURLOPT_CURLU, UnsafeRawPointer(exchange.request.url.handle))
-        // The URL string too, the handle's own normalised form: up to 8.11 libcurl formats it from the
-        // handle only when no string is set (a kept handle would report the last request's URL as the
-        // effective one), and formatting costs more than this copy. Later versions read the handle always.
+        // The URL string too, the handle's own normalised form, on every version: libcurl through 8.11 at
+        // least formats it from the handle only when no string is set (a kept handle would report the last
+        // request's URL as the effective one), and formatting costs more than this copy; 8.21 reads the
+        // handle always, and the string is then only a copy.
         easy.set(CURLOPT_URL, exchange.request.url.normalized.map { UnsafeRawPointer($0) })
         if streamedResponse {
             // The engine undoes chunked framing itself, to see a body's end before the transfer's.

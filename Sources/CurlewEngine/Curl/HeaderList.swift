@@ -19,25 +19,26 @@ enum HeaderList {
     static func make(
         fields: HTTPFields, body: TransferContext.BodyLines, defaults: HandleDefaults
     ) -> UnsafeMutablePointer<curl_slist>? {
+        // Pass 1: how many lines, how many bytes (each line NUL-terminated), which of the session's default
+        // lines go (bit i set: `defaults.defaultHeaderLines[i]`, not overridden by the request; there are
+        // two, User-Agent and Accept-Encoding), and what a body still needs.
+        var count = 0
+        var bytes = 0
         var hasContentType = false
         var hasExpect = false
         for field in fields {
             if field.name == .contentType { hasContentType = true }
             if field.name == .expect { hasExpect = true }
-        }
-        let tail = bodyLines(body, hasContentType: hasContentType, hasExpect: hasExpect, defaults: defaults)
-
-        // Pass 1: how many lines, how many bytes (each line NUL-terminated).
-        var count = 0
-        var bytes = 0
-        for (name, line) in defaults.defaultHeaderLines where fields[name] == nil {
-            count += 1
-            bytes += line.utf8.count + 1
-        }
-        for field in fields {
             count += 1
             bytes += lineLength(field) + 1
         }
+        var kept: UInt64 = 0
+        for (index, (name, line)) in defaults.defaultHeaderLines.enumerated() where fields[name] == nil {
+            kept |= 1 << UInt64(index)
+            count += 1
+            bytes += line.utf8.count + 1
+        }
+        let tail = bodyLines(body, hasContentType: hasContentType, hasExpect: hasExpect, defaults: defaults)
         for line in tail {
             count += 1
             bytes += line.utf8CodeUnitCount + 1
@@ -49,7 +50,7 @@ enum HeaderList {
         // Pass 2: the nodes first, then the text they point into.
         let nodes = block.bindMemory(to: curl_slist.self, capacity: count)
         var writer = LineWriter(nodes: nodes, text: (block + nodeBytes).assumingMemoryBound(to: CChar.self))
-        for (name, line) in defaults.defaultHeaderLines where fields[name] == nil {
+        for (index, (_, line)) in defaults.defaultHeaderLines.enumerated() where kept & (1 << UInt64(index)) != 0 {
             writer.begin()
             writer.append(line)
             writer.end()

@@ -13,7 +13,7 @@ final class ParsedURL: @unchecked Sendable {
     let poolKey: PoolKey
     /// The whole URL as libcurl normalises it (`curl_url_get` with no flags, what libcurl itself reads
     /// from the handle before a transfer), made once: given to each transfer as `CURLOPT_URL` beside
-    /// the handle, so that libcurl up to 8.11 does not format it again for every request (about 4,500
+    /// the handle, so that libcurl (through 8.11 at least) does not format it again for every request (about 4,500
     /// instructions with 7.88). Freed with the handle; nil if libcurl could not produce it.
     let normalized: UnsafeMutablePointer<CChar>?
 

@@ -90,14 +90,8 @@ struct PreparedRequest: Sendable {
     private static func hasHTTPScheme(_ url: String) -> Bool {
         var url = url
         return url.withUTF8 { bytes in
-            // Byte by byte through the base pointer, the length checked once: every request passes here.
-            guard bytes.count >= 7, let base = bytes.baseAddress else { return false }
-            guard base[0] | 0x20 == 0x68, base[1] | 0x20 == 0x74, base[2] | 0x20 == 0x74, base[3] | 0x20 == 0x70 else {
-                return false
-            }
-            var index = 4
-            if base[index] | 0x20 == 0x73 { index += 1 }  // "https"
-            return bytes.count >= index + 3 && base[index] == 0x3A && base[index + 1] == 0x2F && base[index + 2] == 0x2F
+            let raw = UnsafeRawBufferPointer(bytes)
+            return ASCIICase.hasPrefix(raw, "https://") || ASCIICase.hasPrefix(raw, "http://")
         }
     }
 }
