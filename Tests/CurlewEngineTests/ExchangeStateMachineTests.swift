@@ -1,5 +1,5 @@
 // Curlew — the exchange's pure state machine, table by table: every state meets every event once, with the
-// actions the call returns; then the high mark's growth, the ChunkBuffer and the HandOff between two tasks.
+// actions the call returns; then the high mark's growth and the ChunkBuffer.
 
 @testable import CurlewEngine
 import HTTPTypes
@@ -1585,106 +1585,5 @@ private struct Deliveries {
         #expect(buffer.high == 4)
         let none = buffer.popFirst()
         #expect(none == nil)
-    }
-}
-
-// MARK: - HandOff
-
-/// What a bounded wait found.
-private enum Waited<Value: Sendable & Equatable>: Equatable, Sendable {
-    case value(Value)
-    case timedOut
-}
-
-/// The task's value, or `.timedOut` after `seconds`: a wait that never ends fails its test instead of
-/// hanging it (the stuck task is left behind).
-private func awaitValue<Value: Sendable & Equatable>(of task: Task<Value, Never>, within seconds: Int = 10) async -> Waited<Value> {
-    let slot = Locked<CheckedContinuation<Waited<Value>, Never>?>(nil)
-    let resume: @Sendable (Waited<Value>) -> Void = { result in
-        let continuation = slot.withLock { slot -> CheckedContinuation<Waited<Value>, Never>? in
-            defer { slot = nil }
-            return slot
-        }
-        continuation?.resume(returning: result)
-    }
-    return await withCheckedContinuation { continuation in
-        slot.withLock { $0 = continuation }
-        Task {
-            let value = await task.value
-            resume(.value(value))
-        }
-        Task {
-            try? await Task.sleep(for: .seconds(seconds))
-            resume(.timedOut)
-        }
-    }
-}
-
-/// Gives the other tasks time to reach their waits (what is checked holds whichever ran first).
-private func letOthersRun() async {
-    try? await Task.sleep(for: .milliseconds(100))
-}
-
-@Suite(.timeLimit(.minutes(1))) struct ExchangeHandOffTests {
-    @Test func aSendWaitsUntilItsChunkWasReceived() async {
-        let handOff = HandOff<[UInt8]>(high: 1)
-        let returned = Locked(false)
-        let sender = Task { () -> Bool in
-            let sent = await handOff.send([1])
-            returned.withLock { $0 = true }
-            return sent
-        }
-        await letOthersRun()
-        let returnedEarly = returned.withLock { $0 }
-        #expect(!returnedEarly, "the send returned while its chunk was still held")
-        let received = await awaitValue(of: Task { await handOff.receive() })
-        #expect(received == .value([1]))
-        let sent = await awaitValue(of: sender)
-        #expect(sent == .value(true))
-    }
-
-    @Test func chunksArriveInOrderAndCloseEndsTheReceiver() async {
-        let handOff = HandOff<[UInt8]>(high: 1)
-        let sender = Task { () -> Bool in
-            for value in 1...5 {
-                guard await handOff.send([UInt8(value)]) else { return false }
-            }
-            handOff.close()
-            return true
-        }
-        let receiver = Task { () -> [UInt8] in
-            var received: [UInt8] = []
-            while let chunk = await handOff.receive() { received += chunk }
-            return received
-        }
-        let received = await awaitValue(of: receiver)
-        let sent = await awaitValue(of: sender)
-        #expect(received == .value([1, 2, 3, 4, 5]))
-        #expect(sent == .value(true))
-    }
-
-    @Test func closeWakesAWaitingSenderAndAWaitingReceiver() async {
-        let full = HandOff<[UInt8]>(high: 1)
-        let sender = Task { await full.send([1]) }
-        let empty = HandOff<[UInt8]>(high: 1)
-        let receiver = Task { await empty.receive() }
-        await letOthersRun()
-        full.close()
-        empty.close()
-        let sent = await awaitValue(of: sender)
-        let received = await awaitValue(of: receiver)
-        #expect(sent == .value(false), "a sender waiting for room gets false")
-        #expect(received == .value(nil), "a receiver waiting for a chunk gets nil")
-    }
-
-    @Test func aClosedHandOffRefusesAtOnceAndDropsWhatItHeld() async {
-        let handOff = HandOff<[UInt8]>(high: 4)
-        let buffered = await awaitValue(of: Task { await handOff.send([1]) })
-        #expect(buffered == .value(true), "below the mark a send returns at once")
-        handOff.close()
-        let late = await awaitValue(of: Task { await handOff.send([2]) })
-        let received = await awaitValue(of: Task { await handOff.receive() })
-        #expect(late == .value(false))
-        #expect(received == .value(nil), "what was held is dropped")
     }
 }

@@ -102,9 +102,9 @@ import Testing
         Self.expect(\.http2UploadSpinsWithoutWindow, [(.init(7, 87, 0), false), (.init(7, 88, 1), true), (.init(8, 0, 0), false)])
     }
 
-    @Test func http2UploadsStallIn8_5_8_6And8_10() {
+    @Test func http2UploadsStallIn8_4To8_6And8_10() {
         Self.expect(\.http2UploadsStall, [
-            (.init(8, 4, 0), false), (.init(8, 5, 0), true), (.init(8, 6, 0), true), (.init(8, 7, 0), false), (.init(8, 9, 1), false),
+            (.init(8, 3, 0), false), (.init(8, 4, 0), true), (.init(8, 5, 0), true), (.init(8, 6, 0), true), (.init(8, 7, 0), false), (.init(8, 9, 1), false),
             (.init(8, 10, 0), true), (.init(8, 10, 1), true), (.init(8, 11, 0), false),
         ])
         Self.expect(\.someTransfersAvoidHTTP2, [(.init(7, 81, 0), true), (.init(7, 88, 1), false), (.init(8, 6, 0), true)])

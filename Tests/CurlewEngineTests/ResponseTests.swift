@@ -40,7 +40,28 @@ import Testing
             #expect(first.timings.connect <= first.timings.firstByte)
             #expect(first.timings.tlsHandshake == .zero)
             #expect(second.timings.total > .zero)
+            // A reused connection had no lookup or connect of its own, on every libcurl (before 7.87 curl
+            // reports the time it took to find the connection as its connect).
+            #expect(second.timings.nameLookup == .zero)
+            #expect(second.timings.connect == .zero)
+            #expect(second.timings.tlsHandshake == .zero)
             #expect(server.statistics.connectionsAccepted == 1)
+        }
+    }
+
+    /// A response without a body has its first byte's time too, on every libcurl (8.6 stamps it with the
+    /// first body byte only; the engine then takes the first header line's arrival).
+    @Test(arguments: [204, 302])
+    func aResponseWithoutABodyHasItsFirstByteTime(status: Int) async throws {
+        try await withServerAndSession(handler: { _ in .respond(status: status, headers: [("Location", "/elsewhere")], body: []) }) {
+            server, session in
+            var request = TransportRequest(url: server.url("/none"))
+            request.redirectPolicy = .doNotFollow
+            let response = try await session.execute(request)
+            #expect(response.status.code == status)
+            #expect(response.body.isEmpty)
+            #expect(response.timings.firstByte > .zero)
+            #expect(response.timings.firstByte <= response.timings.total)
         }
     }
 

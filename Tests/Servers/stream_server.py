@@ -148,7 +148,7 @@ Routes (the same over both protocols):
         HTTP/2 other streams on the connection count too), "outq": the connection's unsent and unacked
         bytes now (SIOCOUTQ), "peer_port": the client's port, "connection": the connection's number,
         "done": the route finished without an error, "blocked": a write has been waiting for more than
-        200 ms}}}
+        200 ms, for room in the socket or, over HTTP/2, for the stream's flow-control window}}}
 """
 
 import argparse
@@ -257,6 +257,9 @@ class Connection:
         self.sending_since = None
         # HTTP/2: when the I/O thread's queue last made progress while not empty.
         self.stalled_since = None
+        # HTTP/2: since when each stream's writer has waited for its flow-control window (a client that
+        # reads the socket but holds a paused stream's data stops that stream's writer so).
+        self.window_waits = {}
         self.served = 0
         try:
             self.peer_port = sock.getpeername()[1]
@@ -279,8 +282,11 @@ class Connection:
                 view = view[sent:]
 
     def blocked(self):
+        now = time.monotonic()
         since = self.sending_since if self.sending_since is not None else self.stalled_since
-        return since is not None and time.monotonic() - since > 0.2
+        if since is not None and now - since > 0.2:
+            return True
+        return any(now - waiting > 0.2 for waiting in list(self.window_waits.values()))
 
     def outq(self):
         try:
@@ -1465,12 +1471,17 @@ class H2Server:
         view = memoryview(data)
         while True:
             with self.lock:
-                while not self.closed:
-                    window = self.h2.local_flow_control_window(stream_id)
-                    # A window, and room in the queue: a client that stops reading stops the writer.
-                    if (window > 0 or not len(view)) and len(self.outbound) < 262144:
-                        break
-                    self.lock.wait(0.5)
+                try:
+                    while not self.closed:
+                        window = self.h2.local_flow_control_window(stream_id)
+                        # A window, and room in the queue: a client that stops reading stops the writer.
+                        if (window > 0 or not len(view)) and len(self.outbound) < 262144:
+                            break
+                        if window <= 0 and len(view):
+                            self.connection.window_waits.setdefault(stream_id, time.monotonic())
+                        self.lock.wait(0.5)
+                finally:
+                    self.connection.window_waits.pop(stream_id, None)
                 if self.closed:
                     raise OSError("connection closed")
                 size = min(len(view), window, self.h2.max_outbound_frame_size)

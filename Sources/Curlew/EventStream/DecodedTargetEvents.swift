@@ -26,6 +26,10 @@ public struct DecodedTargetEvents<Value: Decodable & Sendable>: AsyncSequence, S
     /// Ends the stream from any task (see ``TargetEvents/close()``).
     public func close() { events.close() }
 
+    /// The stream with its comments and reconnections between its events, the events undecoded (see
+    /// ``TargetEvents/activity``).
+    public var activity: EventStreamActivities<CurlewError> { events.activity }
+
     /// Reads and decodes the events.
     public struct Iterator: AsyncIteratorProtocol {
         var events: TargetEvents.Iterator
@@ -37,6 +41,8 @@ public struct DecodedTargetEvents<Value: Decodable & Sendable>: AsyncSequence, S
 
         /// The id sent as `Last-Event-ID` if the stream reconnected now.
         public var lastEventID: String { events.lastEventID }
+        /// The wait before a reconnection as it stands (see ``TargetEvents/Iterator/reconnectionTime``).
+        public var reconnectionTime: Duration { events.reconnectionTime }
 
         /// The next event, decoded (decoding runs on the iterating task).
         ///

@@ -55,12 +55,14 @@ struct CurlQuirks: Sendable, Hashable {
     /// window update arrives as data) or 20 ms have passed.
     var http2UploadSpinsWithoutWindow: Bool
 
-    /// **8.5.x, 8.6.x and 8.10.x:** HTTP/2 uploads read through the read callback (a stream, a file, a
-    /// form with files) can stall until a timeout. Seen with Curlew's suite: on 8.5.0 a small write to a
+    /// **8.4.x, 8.5.x, 8.6.x and 8.10.x:** HTTP/2 uploads read through the read callback (a stream, a file,
+    /// a form with files) can stall until a timeout. Seen with Curlew's suite: on 8.4.0 a body still being
+    /// produced when the response ended is sent no further (the exchange waits for its total timeout, or
+    /// for ever); on 8.5.0 a small write to a
     /// streamed upload that nothing follows is not sent in about half the runs (settled by 8.6.0); on
     /// 8.6.0 and 8.10.x an early answer, an echo interleaved with the upload, an empty or slowly read body
     /// wait (8.6.0 reworked the transfer loop, d7b6ce64ce, #12480, settled by 8.7.0; 35bf766280, #14253,
-    /// in 8.10.0, settled by 8.11.0). Not bisected further; 8.4, 8.7, 8.8, 8.9 and 8.11 pass the suite.
+    /// in 8.10.0, settled by 8.11.0). Not bisected further; 8.7, 8.8, 8.9 and 8.11 pass the suite.
     ///
     /// Curlew: such a request to an https host goes over HTTP/1.1 (bodies in memory, given to libcurl
     /// whole, still use HTTP/2).
@@ -120,7 +122,7 @@ struct CurlQuirks: Sendable, Hashable {
         abortedStreamResetIsDelayed = version < LibcurlVersion(8, 15, 0)
         trailersSpoilTheHandle = version < LibcurlVersion(8, 7, 0)
         http2UploadSpinsWithoutWindow = version >= LibcurlVersion(7, 88, 0) && version < LibcurlVersion(8, 0, 0)
-        http2UploadsStall = [LibcurlVersion(8, 5, 0), LibcurlVersion(8, 6, 0), LibcurlVersion(8, 10, 0)]
+        http2UploadsStall = [LibcurlVersion(8, 4, 0), LibcurlVersion(8, 5, 0), LibcurlVersion(8, 6, 0), LibcurlVersion(8, 10, 0)]
             .contains(version.minorRelease)
         endedStreamNeedsAnotherRun = version < LibcurlVersion(8, 5, 0) || version.minorRelease == LibcurlVersion(8, 10, 0)
         uploadAfterCompleteResponseFails = version >= LibcurlVersion(8, 10, 0)

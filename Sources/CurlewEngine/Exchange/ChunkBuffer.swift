@@ -23,7 +23,7 @@ extension ArraySlice: BufferedChunk where Element == UInt8 {
 /// and goes on once the held weight falls to ``low``.
 ///
 /// A value with no locks and no waiters: the ``ExchangeStateMachine`` keeps one per direction of a
-/// transfer, and ``HandOff`` keeps one between two tasks. The high mark may grow (see
+/// transfer. The high mark may grow (see
 /// ``ExchangeStateMachine/ResponseSide``); the low mark is half of it.
 struct ChunkBuffer<Chunk: BufferedChunk> {
     private var chunks: [Chunk] = []

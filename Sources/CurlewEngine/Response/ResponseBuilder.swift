@@ -64,7 +64,7 @@ enum ResponseBuilder {
             effectiveURL: effectiveURL,
             httpVersion: httpVersion(version),
             connectionReused: connects == 0,
-            timings: timings(easy, queued: context.queuedTime),
+            timings: timings(of: context, reused: connects == 0),
             redirectURL: redirectURL,
             hasLocation: context.head.hasLocation
         )
@@ -86,11 +86,12 @@ enum ResponseBuilder {
             // libcurl works out CURLINFO_REDIRECT_URL only when the transfer ends: resolved here instead.
             redirectURL = ParsedURL.resolve(location, against: url)
         }
-        var timings = timings(easy, queued: context.queuedTime)
+        let reused = context.handle.connectionsOpened == 0
+        var timings = timings(of: context, reused: reused)
         timings.total = .nanoseconds(Int64(clamping: context.shard.thread.now &- min(context.shard.thread.now, context.startedAt)))
         return ResponseHead(
             status: HTTPResponse.Status(code: code), head: receivedHead, effectiveURL: url,
-            httpVersion: httpVersion(version), connectionReused: context.handle.connectionsOpened == 0,
+            httpVersion: httpVersion(version), connectionReused: reused,
             timings: timings, redirectURL: redirectURL, hasLocation: context.head.hasLocation,
             contentLength: context.head.hasContentEncoding ? nil : context.head.contentLength)
     }
@@ -112,10 +113,11 @@ enum ResponseBuilder {
     /// the body bytes its reader was given.
     static func hopEnd(of context: TransferContext) -> HopEnd {
         let (code, version) = statusAndVersion(of: context)
+        let reused = context.handle.connectionsOpened == 0
         return HopEnd(
             status: code == 0 ? nil : code, httpVersion: code == 0 ? nil : httpVersion(version),
-            timings: timings(context.handle.raw, queued: context.queuedTime), responseBodySize: context.streamedBodyBytes,
-            connectionReused: context.handle.connectionsOpened == 0, receivePauses: context.receivePauses,
+            timings: timings(of: context, reused: reused),
+            responseBodySize: context.streamedBodyBytes, connectionReused: reused, receivePauses: context.receivePauses,
             ended: MonotonicClock.now())
     }
 
@@ -141,19 +143,32 @@ enum ResponseBuilder {
         }
     }
 
-    static func timings(_ easy: UnsafeMutableRawPointer, queued: Duration) -> TransferTimings {
+    /// The transfer's timings, the same on every libcurl. On a reused connection no lookup, connect or
+    /// handshake happened: those are zero, as libcurl reports them from 7.87 on (before, it reports the
+    /// time taken to find the connection as the connect and, over TLS, the handshake). The first byte is
+    /// the first header line's arrival where libcurl reports none (8.6 stamps it with the first body byte,
+    /// so never for a response without a body).
+    static func timings(of context: TransferContext, reused: Bool) -> TransferTimings {
+        let easy = context.handle.raw
         func micros(_ info: CURLINFO) -> Duration {
             var value: curl_off_t = 0
             _ = curlew_easy_getinfo_off(easy, info, &value)
             return .microseconds(value)
         }
+        let total = micros(CURLINFO_TOTAL_TIME_T)
+        var firstByte = micros(CURLINFO_STARTTRANSFER_TIME_T)
+        let firstReceive = context.firstReceivedAt
+        if firstByte == .zero, firstReceive != 0 {
+            // The loop's clock, read once per pass and started before curl's: never past curl's total.
+            firstByte = min(.nanoseconds(Int64(clamping: firstReceive &- min(firstReceive, context.startedAt))), total)
+        }
         return TransferTimings(
-            nameLookup: micros(CURLINFO_NAMELOOKUP_TIME_T),
-            connect: micros(CURLINFO_CONNECT_TIME_T),
-            tlsHandshake: micros(CURLINFO_APPCONNECT_TIME_T),
-            firstByte: micros(CURLINFO_STARTTRANSFER_TIME_T),
-            total: micros(CURLINFO_TOTAL_TIME_T),
-            queued: queued
+            nameLookup: reused ? .zero : micros(CURLINFO_NAMELOOKUP_TIME_T),
+            connect: reused ? .zero : micros(CURLINFO_CONNECT_TIME_T),
+            tlsHandshake: reused ? .zero : micros(CURLINFO_APPCONNECT_TIME_T),
+            firstByte: firstByte,
+            total: total,
+            queued: context.queuedTime
         )
     }
 }
