@@ -110,6 +110,12 @@ import Testing
         Self.expect(\.someTransfersAvoidHTTP2, [(.init(7, 81, 0), true), (.init(7, 88, 1), false), (.init(8, 6, 0), true)])
     }
 
+    @Test func theFirstByteWaitsForTheBodyIn8_6() {
+        Self.expect(\.firstByteWaitsForTheBody, [
+            (.init(8, 5, 0), false), (.init(8, 6, 0), true), (.init(8, 6, 9), true), (.init(8, 7, 0), false), (.init(8, 14, 1), false),
+        ])
+    }
+
     @Test func anEndedStreamNeedsAnotherRunBefore8_5AndIn8_10_0() {
         Self.expect(\.endedStreamNeedsAnotherRun, [
             (.init(7, 81, 0), true), (.init(8, 4, 0), true), (.init(8, 5, 0), false), (.init(8, 9, 1), false),
@@ -139,7 +145,7 @@ import Testing
         #expect(quirks.endedStreamNeedsAnotherRun && quirks.priorKnowledgeReuseBreaks && quirks.connectionAgesInWholeSeconds)
         #expect(!quirks.pausedHTTP2StreamStallsConnection && !quirks.pausedTransferSocketStaysReadable)
         #expect(!quirks.uploadAfterCompleteResponseFails && !quirks.connectionLifetimeHasDefault)
-        #expect(!quirks.http2UploadsStall)
+        #expect(!quirks.http2UploadsStall && !quirks.firstByteWaitsForTheBody)
     }
 }
 

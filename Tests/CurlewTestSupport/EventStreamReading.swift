@@ -1,6 +1,7 @@
 // Curlew — reading an event stream in a test: up to a number of events or its end, within a bound.
 
 import CurlewEngine
+import Testing
 
 /// What reading an event stream gave: its events, and how the reading stopped.
 package struct EventStreamReading<Element: Sendable>: Sendable {
@@ -46,4 +47,26 @@ package func readEvents<Events: AsyncSequence & Sendable>(
     timer.cancel()
     result.timedOut = fired.withLock { $0 }
     return result
+}
+
+/// Expects what a stream whose first connection failed (the plan's `.noAnswer`) and whose second sent
+/// `data: back` reports through `activity`: a reconnection caused by `connectionClosed`, after `delay`,
+/// as attempt 1 with no event id, then the event.
+package func expectReconnectionAfterAFailedConnection(
+    _ reading: EventStreamReading<EventStreamActivity>, delay: Duration, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    #expect(reading.error == nil, sourceLocation: sourceLocation)
+    guard reading.events.count == 2, case .reconnecting(let reconnection) = reading.events[0] else {
+        Issue.record("expected a reconnection first: \(reading.events)", sourceLocation: sourceLocation)
+        return
+    }
+    guard case .transportFailure(let failure) = reconnection.cause else {
+        Issue.record("expected a transport failure: \(reconnection.cause)", sourceLocation: sourceLocation)
+        return
+    }
+    #expect(failure.code == .connectionClosed, sourceLocation: sourceLocation)
+    #expect(reconnection.delay == delay, sourceLocation: sourceLocation)
+    #expect(reconnection.attempt == 1, sourceLocation: sourceLocation)
+    #expect(reconnection.lastEventID == "", sourceLocation: sourceLocation)
+    #expect(reading.events[1] == .event(ServerSentEvent(data: "back")), sourceLocation: sourceLocation)
 }

@@ -121,20 +121,8 @@ private func release(_ name: String, _ server: SSETestServer, _ session: CurlSes
             let stream = provider.events(
                 for: StreamTarget(server, key: newKey(), plan: plan), policy: policy(reconnectionTime: .milliseconds(20)))
             let reading = await readEvents(stream.activity, count: 2)
-            #expect(reading.error == nil)
-            guard reading.events.count == 2, case .reconnecting(let reconnection) = reading.events[0] else {
-                Issue.record("expected a reconnection first: \(reading.events)")
-                return
-            }
-            guard case .transportFailure(let failure) = reconnection.cause else {
-                Issue.record("expected a transport failure: \(reconnection.cause)")
-                return
-            }
-            #expect(failure.code == .connectionClosed)
-            #expect(reconnection.delay == .milliseconds(30))  // 20 ms, and the first backoff step of 10 ms
-            #expect(reconnection.attempt == 1)
-            #expect(reconnection.lastEventID == "")
-            #expect(reading.events[1] == .event(ServerSentEvent(data: "back")))
+            // 20 ms, and the first backoff step of 10 ms.
+            expectReconnectionAfterAFailedConnection(reading, delay: .milliseconds(30))
         }
     }
 

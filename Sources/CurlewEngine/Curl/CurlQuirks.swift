@@ -110,6 +110,18 @@ struct CurlQuirks: Sendable, Hashable {
     /// Curlew: each such request gets a connection of its own (``priorKnowledgeReusesConnections``).
     var priorKnowledgeReuseBreaks: Bool
 
+    /// **8.6.x:** the time to first byte (`CURLINFO_STARTTRANSFER_TIME_T`) is stamped with the first body
+    /// byte (brought by d7b6ce64ce, #12480, in 8.6.0; fixed by c426277b59, #13052, in 8.7.0), so a
+    /// response without a body (a 204, a redirect) has none.
+    ///
+    /// Curlew: the first header line's arrival by the loop's clock, never past curl's total.
+    var firstByteWaitsForTheBody: Bool
+
+    // Not a flag: before 7.87.0 a transfer on a reused connection reports the time taken to find the
+    // connection as its connect and, over TLS, its handshake (`Curl_setup_conn` stamps them for a
+    // connection already up; the connection filters of 7.87.0 stamp them only when connecting). Curlew
+    // has lookup, connect and handshake zero on every reused connection (`ResponseBuilder.timings`).
+
     // Not a flag, for every version so far: libcurl decodes a whole socket read before a pause takes
     // effect (a 64 KiB read of a bomb becomes 66 MiB in its pause buffer), so Curlew decodes streamed
     // responses itself (see `ContentDecoder`).
@@ -129,6 +141,7 @@ struct CurlQuirks: Sendable, Hashable {
         connectionAgesInWholeSeconds = version < LibcurlVersion(8, 15, 0)
         connectionLifetimeHasDefault = version >= LibcurlVersion(8, 17, 0)
         priorKnowledgeReuseBreaks = version >= LibcurlVersion(7, 88, 0) && version < LibcurlVersion(8, 0, 0)
+        firstByteWaitsForTheBody = version.minorRelease == LibcurlVersion(8, 6, 0)
     }
 
     /// The loaded library's quirks.

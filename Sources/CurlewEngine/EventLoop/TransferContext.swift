@@ -49,7 +49,7 @@ final class TransferContext {
     /// When bytes moved, for the idle timeout.
     @exclusivity(unchecked) private var activity: ActivityClock
     var startedAt: UInt64 { activity.started }
-    /// When the first header line arrived (0 before).
+    /// When the first header line arrived, where it is kept (0 otherwise).
     var firstReceivedAt: UInt64 { activity.firstReceive }
     /// This transfer's part in its key's connections (opener, probe, attached, opened a socket), which
     /// the loop's ``ConnectionLedger`` decides on. Kept here rather than in the ledger: curl's callbacks
@@ -107,7 +107,7 @@ final class TransferContext {
     func headerLine(_ line: UnsafeRawBufferPointer) -> Bool {
         let now = shard.thread.now
         activity.lastReceive = now
-        if activity.firstReceive == 0 { activity.firstReceive = now }
+        if activity.firstReceive == 0, shard.thread.defaults.quirks.firstByteWaitsForTheBody { activity.firstReceive = now }
         if head.isComplete, exchange.streamsResponse { noteStreamedTrailer() }
         switch head.consume(line) {
         case .more:
@@ -216,8 +216,8 @@ struct ActivityClock {
     let started: UInt64
     /// When a byte last arrived; the start time until then.
     var lastReceive: UInt64
-    /// When the first header line arrived, 0 before: the first byte's time where libcurl reports none
-    /// (8.6 sets it with the first body byte only, so never for a response without a body).
+    /// When the first header line arrived, 0 before; kept only where libcurl's time to first byte waits
+    /// for the body (``CurlQuirks/firstByteWaitsForTheBody``).
     var firstReceive: UInt64 = 0
     /// Request-body bytes curl had sent at the last idle check, and when that count last moved.
     var lastUploadCount: curl_off_t = 0

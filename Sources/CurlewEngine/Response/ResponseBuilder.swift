@@ -144,10 +144,8 @@ enum ResponseBuilder {
     }
 
     /// The transfer's timings, the same on every libcurl. On a reused connection no lookup, connect or
-    /// handshake happened: those are zero, as libcurl reports them from 7.87 on (before, it reports the
-    /// time taken to find the connection as the connect and, over TLS, the handshake). The first byte is
-    /// the first header line's arrival where libcurl reports none (8.6 stamps it with the first body byte,
-    /// so never for a response without a body).
+    /// handshake happened: those are zero, whatever the library reports (see `CurlQuirks`). Where the
+    /// library's first byte waits for the body, it is the first header line's arrival.
     static func timings(of context: TransferContext, reused: Bool) -> TransferTimings {
         let easy = context.handle.raw
         func micros(_ info: CURLINFO) -> Duration {
@@ -156,12 +154,12 @@ enum ResponseBuilder {
             return .microseconds(value)
         }
         let total = micros(CURLINFO_TOTAL_TIME_T)
-        var firstByte = micros(CURLINFO_STARTTRANSFER_TIME_T)
         let firstReceive = context.firstReceivedAt
-        if firstByte == .zero, firstReceive != 0 {
-            // The loop's clock, read once per pass and started before curl's: never past curl's total.
-            firstByte = min(.nanoseconds(Int64(clamping: firstReceive &- min(firstReceive, context.startedAt))), total)
-        }
+        // The loop's clock, read once per pass and started before curl's: never past curl's total.
+        let firstByte =
+            firstReceive == 0
+            ? micros(CURLINFO_STARTTRANSFER_TIME_T)
+            : min(.nanoseconds(Int64(clamping: firstReceive &- min(firstReceive, context.startedAt))), total)
         return TransferTimings(
             nameLookup: reused ? .zero : micros(CURLINFO_NAMELOOKUP_TIME_T),
             connect: reused ? .zero : micros(CURLINFO_CONNECT_TIME_T),
