@@ -515,6 +515,11 @@ def start_nginx(work):
         f.write(users_json())
     with open(os.path.join(work, "big"), "wb") as f:
         f.truncate(256 * 1024 * 1024)
+    # Read once, as the multipart file is: the first read of a hole zero-fills page-cache pages, which
+    # made whichever client ran first in round 1 of the 256 MiB downloads about half as fast.
+    with open(os.path.join(work, "big"), "rb", buffering=0) as f:
+        while f.read(1 << 20):
+            pass
     os.chmod(work, 0o755)
     ca, cert, key = make_certificates(work)
     conf = f"""

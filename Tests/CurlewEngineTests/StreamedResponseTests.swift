@@ -110,7 +110,7 @@ private struct HandlerFailure: Error, Equatable {}
         }
     }
 
-    /// Leaving early, throwing, and cancelling before the head and mid-body each abort their transfer:
+    /// Leaving a paused transfer, throwing, and cancelling before the head and mid-body each abort their transfer:
     /// afterwards no transfer runs, no descriptor is left open, and the next request gets a sound
     /// connection.
     @Test(arguments: Wire.allCases)
@@ -122,9 +122,14 @@ private struct HandlerFailure: Error, Equatable {}
             let connections = connectionCount(toPort: server.port)
             #expect(connections == 1)
 
-            let first = try await session.perform(TransportRequest(url: server.url("/bytes?n=67108864"))) { _, body in
+            // A paused transfer whose reader leaves: one chunk read, then the handler returns once the
+            // server is blocked on the full connection (the engine has paused the transfer).
+            let pausedTag = UUID().uuidString
+            let first = try await session.perform(TransportRequest(url: server.url("/bytes?n=67108864&tag=\(pausedTag)"))) { _, body in
                 var iterator = body.makeAsyncIterator()
-                return try await iterator.next()?.count
+                let count = try await iterator.next()?.count
+                try await waitUntilBlocked(server, tag: pausedTag)
+                return count
             }
             #expect(first != nil)
 

@@ -81,6 +81,9 @@ func makeSession(_ workload: Workload, metrics: Bool = false) throws -> CurlSess
     if let size = getenv("CURLEW_BENCH_STREAM_BUFFER").flatMap({ Int(String(cString: $0)) }) {
         configuration.streamBufferSize = size  // likewise, for streamed bodies
     }
+    if let size = getenv("CURLEW_BENCH_MAX_STREAM_BUFFER").flatMap({ Int(String(cString: $0)) }) {
+        configuration.maxStreamBufferSize = size  // likewise, for the marks' cap
+    }
     return try CurlSession(configuration: configuration)
 }
 

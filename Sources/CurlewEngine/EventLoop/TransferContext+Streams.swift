@@ -50,7 +50,7 @@ extension TransferContext {
                 bytes,
                 data: { piece in
                     streamedBodyBytes += piece.count
-                    wake = max(wake, exchange.append(piece))
+                    wake = max(wake, exchange.append(piece, storage: &chunkStorage))
                 },
                 trailer: { line in
                     // Counted against the head limit, as libcurl's own trailers are.
@@ -72,7 +72,7 @@ extension TransferContext {
             }
         case .length(let remaining):
             streamedBodyBytes += bytes.count
-            wake = exchange.append(bytes)
+            wake = exchange.append(bytes, storage: &chunkStorage)
             let left = remaining - bytes.count
             framing = .length(left)
             // Over HTTP/2 trailers may still follow the data: the body ends early only for a request still
@@ -80,7 +80,7 @@ extension TransferContext {
             if left <= 0, !head.isHTTP2 || upload?.isStream == true { endStream() }
         case .open, .ended:
             streamedBodyBytes += bytes.count
-            wake = exchange.append(bytes)
+            wake = exchange.append(bytes, storage: &chunkStorage)
         }
         switch wake {
         case .none: break

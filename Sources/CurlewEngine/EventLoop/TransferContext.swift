@@ -75,6 +75,8 @@ final class TransferContext {
     /// Body bytes of a streamed response as they came, without HTTP/1.1 chunk framing (which the engine
     /// undoes itself there, so curl's count would include it).
     @exclusivity(unchecked) var streamedBodyBytes = 0
+    /// The arrays a streamed response's bulk deliveries are copied into (from the first such delivery).
+    @exclusivity(unchecked) var chunkStorage: ChunkRecycler?
     /// How many times the receive direction paused because the reader was behind (for telemetry).
     @exclusivity(unchecked) var receivePauses = 0
     /// How many connections this transfer opened, read once from curl when it ends.

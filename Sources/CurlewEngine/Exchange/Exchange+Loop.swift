@@ -50,12 +50,14 @@ extension Exchange {
         }
     }
 
-    /// Copies body bytes in (after ``hasRoom(for:)``). Returns when to wake the reader.
-    func append(_ bytes: UnsafeRawBufferPointer) -> Machine.Wake {
+    /// Copies body bytes in (after ``hasRoom(for:)``), a bulk delivery into `storage`'s arrays. Returns
+    /// when to wake the reader.
+    func append(_ bytes: UnsafeRawBufferPointer, storage: inout ChunkRecycler?) -> Machine.Wake {
         guard !bytes.isEmpty else { return .none }
         if bytes.count >= Self.bulkDelivery {
+            if storage == nil { storage = state.withLock { ChunkRecycler(for: $0.machine.response) } }
             // Copied before the lock is taken: the reader is not held up while 64 KiB are copied.
-            let chunk = [UInt8](bytes)
+            let chunk = storage?.chunk(copying: bytes) ?? [UInt8](bytes)
             return state.withLock { state in
                 guard state.machine.response.append(chunk: chunk) else { return .none }
                 return state.machine.delivered()

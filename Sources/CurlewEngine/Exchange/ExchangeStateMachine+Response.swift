@@ -92,6 +92,11 @@ extension ExchangeStateMachine {
         /// High-mark bytes above the floor drawn from the session's budget.
         private(set) var grown = 0
 
+        /// The most a streamed side may hold: one delivery past its high mark's cap.
+        var ceiling: Int { cap + chunkLimit }
+        /// Whether the high mark may grow above its floor.
+        var grows: Bool { cap > floor }
+
         /// A response collected in memory by the loop.
         static var collected: ResponseSide { ResponseSide(state: .collecting, floor: 1, cap: 1, chunkLimit: 1) }
 
