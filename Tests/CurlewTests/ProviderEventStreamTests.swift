@@ -258,6 +258,32 @@ private struct ScopeMiddleware: Middleware {
             }
             #expect(String(decoding: response.data, as: UTF8.self) == "[DONE]")
             #expect(response.statusCode == 200)
+            // The attempt's head and request, whichever way the attempt started.
+            #expect(response.headerFields[.contentType]?.hasPrefix("text/event-stream") == true)
+            #expect(response.request?.url.contains("/sse?") == true)
+        }
+    }
+
+    /// A provider whose stages do not wait (the default request closure, no plugins, no middleware)
+    /// starts each attempt on the reading task, as a session does; with a request closure of its own each
+    /// attempt's stages run until the head in a task. The two read the same stream the same way: the
+    /// events, the reconnection with `Last-Event-ID`, and the failure that ends it.
+    @Test(arguments: [false, true])
+    func aProviderWithOrWithoutARequestClosureReadsTheSameStream(ownRequestClosure: Bool) async throws {
+        try await withSSEServerAndSession { server, session in
+            let key = newKey()
+            let plan = SSEPlan([.events("retry: 50\nid: 7\ndata: one\n\n", end: .close), .status(404)])
+            let provider =
+                ownRequestClosure
+                ? Provider<EventsTarget>(requestClosure: { endpoint in try endpoint.urlRequest() }, session: session)
+                : Provider<EventsTarget>(session: session)
+            let reading = await readEvents(provider.events(for: EventsTarget(server, key: key, plan: plan), policy: policy()))
+            #expect(reading.events == [ServerSentEvent(data: "one", id: "7", retry: .milliseconds(50))])
+            #expect(reading.curlewError?.eventStreamError == .unexpectedStatus(404))
+            let records = try await server.records(key)
+            #expect(records.map(\.method) == ["GET", "GET"])
+            #expect(records.map { $0.values("Last-Event-ID") } == [[], ["7"]])
+            #expect(records.map { $0.header("Accept") } == ["text/event-stream", "text/event-stream"])
         }
     }
 

@@ -192,7 +192,7 @@ extension Provider {
     /// Sets the request's call context.
     // Through `inout`: a field set directly on `attempt`'s request would keep it from being moved into the
     // response (the compiler then refuses `consume` on it).
-    private static func attach(_ call: CallContext, to request: inout TransportRequest) {
+    static func attach(_ call: CallContext, to request: inout TransportRequest) {
         request.call = call
     }
 
@@ -200,7 +200,7 @@ extension Provider {
     /// is known not to be cancelled: the request the chain is given.
     // In place: a request moved between an async function's variables is copied, then destroyed.
     @inline(__always)
-    private static func complete(_ request: inout TransportRequest, for call: ProviderCall) throws(CurlewError) {
+    static func complete(_ request: inout TransportRequest, for call: ProviderCall) throws(CurlewError) {
         if Task.isCancelled { throw .transport(.cancelled(request)) }
         if let progress = call.progress { request.options.progressReporter = progress }
         if case .eventStream(_, let lastEventID, let policy, let replaying) = call.kind {

@@ -85,12 +85,51 @@ extension Provider {
                 if case .transport(let transport) = error as? CurlewError { return transport }
                 return error as? TransportError
             },
+            direct: directAttempts(for: target, policy: policy, reconnectTarget: reconnectTarget),
+            sawDirectHead: attempts.map(Self.recorder(of:)),
             connect: { [self] attempt, lastEventID in
                 let target = attempt == 0 ? target : reconnectTarget?(lastEventID) ?? target
                 return try await connect(
                     target, attempt: attempt, lastEventID: lastEventID, policy: policy,
                     replaying: attempt > 0 && reconnectTarget == nil, attempts: attempts)
             })
+    }
+
+    /// Records each direct attempt's head and request in `attempts`, for a typed stream's undecodable events.
+    private static func recorder(of attempts: EventStreamAttempts) -> @Sendable (ResponseHead, TransportRequest) -> Void {
+        { head, request in attempts.set(head: head, request: request) }
+    }
+
+    /// Starts each attempt on the reading task, as a session's event stream does, when none of the
+    /// provider's stages waits: the default request closure, no plugins, no middleware (nil otherwise).
+    /// An attempt whose target is stubbed or validated, or whose request the session cannot start so
+    /// (a streamed body), goes through ``connect(_:attempt:lastEventID:policy:replaying:attempts:)``.
+    ///
+    /// The same stages as ``attempt(_:_:receive:)``'s with nothing to wait for, and no task: an idle
+    /// stream then holds what a session's does, where a task running the stages until the head left its
+    /// frames' pages resident after it ended (sse-10k-h1 in BENCHMARKS.md).
+    private nonisolated func directAttempts(
+        for target: Target, policy: EventStreamPolicy, reconnectTarget: (@Sendable (String) -> Target)?
+    ) -> (@Sendable (Int, String) throws -> sending EventStreamExchange?)? {
+        guard let curlSession, requestsByDefault, plugins.isEmpty, members.isEmpty else { return nil }
+        return { [self] attempt, lastEventID in
+            let target = attempt == 0 ? target : reconnectTarget?(lastEventID) ?? target
+            guard stubClosure(target) == .never, target.validationType == .none else { return nil }
+            let call = ProviderCall(
+                endpointClosure(target),
+                .eventStream(attempt: attempt, lastEventID: lastEventID, policy: policy, replaying: attempt > 0 && reconnectTarget == nil))
+            var request: TransportRequest
+            do {
+                request = try call.endpoint.urlRequest()
+            } catch {
+                throw CurlewError(mapping: error, url: call.endpoint.url)
+            }
+            if observesCalls || logsCalls { Self.attach(CallContext(logger: logger), to: &request) }
+            try Self.complete(&request, for: call)
+            // A transport failure as a session's stream has it: the stream decides on it, and its iterator
+            // maps what it throws once.
+            return try curlSession.startEventStream(request)
+        }
     }
 
     /// One connection attempt: the provider's stages to the head (the plugins see it), then the head and

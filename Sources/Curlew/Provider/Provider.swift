@@ -56,6 +56,9 @@ public actor Provider<Target: TargetType> {
     nonisolated let observesCalls: Bool
     /// Whether the logger takes debug lines (the engine's lines of each request), read once.
     nonisolated let logsCalls: Bool
+    /// Whether ``requestClosure`` is the default one: the request is then the endpoint's, made without
+    /// waiting (an event stream's attempt can start on the reading task).
+    nonisolated let requestsByDefault: Bool
     /// What decodes the bodies of typed calls (`request(_:as:)`) unless they are given a decoder.
     @usableFromInline nonisolated let bodyDecoder: JSONBodyDecoder
     /// The chain's members: the user's middleware, then in-flight sharing. Empty: one call to the transport.
@@ -69,7 +72,8 @@ public actor Provider<Target: TargetType> {
     ///
     /// - Parameters:
     ///   - endpointClosure: Maps a target to an endpoint. Default ``defaultEndpointMapping(for:)``.
-    ///   - requestClosure: Builds (and may change or refuse) the request. Default ``defaultRequestMapping(for:)``.
+    ///   - requestClosure: Builds (and may change or refuse) the request. Default (nil):
+    ///     ``defaultRequestMapping(for:)``.
     ///   - stubClosure: Chooses stubbing per target. Default ``neverStub(_:)``.
     ///   - session: The transport. Default: the process-wide ``/CurlewEngine/CurlSession/shared`` session.
     ///   - plugins: Plugins, run in this order.
@@ -81,7 +85,7 @@ public actor Provider<Target: TargetType> {
     ///   - logger: Where middleware log. Default: label `curlew`.
     public init(
         endpointClosure: @escaping EndpointClosure = Provider.defaultEndpointMapping,
-        requestClosure: @escaping RequestClosure = Provider.defaultRequestMapping,
+        requestClosure: RequestClosure? = nil,
         stubClosure: @escaping StubClosure = Provider.neverStub,
         session: any HTTPTransport = CurlSession.shared,
         plugins: [any PluginType] = [],
@@ -91,7 +95,8 @@ public actor Provider<Target: TargetType> {
         logger: Logger = MiddlewareContext.defaultLogger
     ) {
         self.endpointClosure = endpointClosure
-        self.requestClosure = requestClosure
+        self.requestClosure = requestClosure ?? Self.defaultRequestMapping
+        requestsByDefault = requestClosure == nil
         self.stubClosure = stubClosure
         self.session = session
         self.plugins = plugins

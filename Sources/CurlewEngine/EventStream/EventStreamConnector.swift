@@ -17,17 +17,22 @@ package struct EventStreamConnector: Sendable {
     /// Starts an attempt whose request is submitted synchronously and whose redirects the reader follows
     /// (a session's), when the connector can (nil from the closure: this attempt needs `connect`).
     package var direct: (@Sendable (_ attempt: Int, _ lastEventID: String) throws -> sending EventStreamExchange?)?
+    /// Told of the final head of each attempt started by ``direct`` and of the request that got it (an
+    /// attempt through ``connect`` sees its own).
+    package var sawDirectHead: (@Sendable (_ head: ResponseHead, _ request: TransportRequest) -> Void)?
 
     package init(
         mayReconnect: Bool = true,
         transportError: @escaping @Sendable (any Error) -> TransportError? = { $0 as? TransportError },
         direct: (@Sendable (_ attempt: Int, _ lastEventID: String) throws -> sending EventStreamExchange?)? = nil,
+        sawDirectHead: (@Sendable (_ head: ResponseHead, _ request: TransportRequest) -> Void)? = nil,
         connect: @escaping @Sendable (_ attempt: Int, _ lastEventID: String) async throws -> OpenedAttempt
     ) {
         self.connect = connect
         self.transportError = transportError
         self.mayReconnect = mayReconnect
         self.direct = direct
+        self.sawDirectHead = sawDirectHead
     }
 }
 

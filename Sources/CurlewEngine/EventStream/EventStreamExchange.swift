@@ -44,6 +44,9 @@ package final class EventStreamExchange {
         return head
     }
 
+    /// The request of the hop running now (the last one sent).
+    package var request: TransportRequest { exchange.request.request }
+
     /// The head the reader is handed: with the redirects that led to it.
     package func final(_ head: ResponseHead) -> ResponseHead { walk.final(head) }
 

@@ -176,7 +176,9 @@ package final class EventStreamReader {
                             head = polled
                         }
                         directHead = false
-                        item = .head(direct.final(head))
+                        let final = direct.final(head)
+                        connector.sawDirectHead?(final, direct.request)
+                        item = .head(final)
                     } else {
                         switch try direct.poll() {
                         case .chunk(let chunk): item = .bytes(chunk)
