@@ -25,20 +25,11 @@ private func policy(reconnectionTime: Duration = .seconds(60)) -> EventStreamPol
     func activityReportsCommentsAndReconnections(wire: Wire) async throws {
         try await withSSEServerAndSession(wire) { server, session in
             let key = newKey()
-            let plan = SSEPlan([
-                .events(": keep-alive\nretry: 50\nid: 7\ndata: one\n\n:second\n", end: .close),
-                .events("data: two\n\n", end: .silent),
-            ])
+            let plan = CommentsAndReconnection.plan
             let stream = session.events(for: TransportRequest(url: server.url(key: key, plan: plan)), policy: policy())
             let reading = await readEvents(stream.activity, count: 5)
             #expect(reading.error == nil)
-            #expect(reading.events == [
-                .comment(" keep-alive"),
-                .event(ServerSentEvent(data: "one", id: "7", retry: .milliseconds(50))),
-                .comment("second"),
-                .reconnecting(EventStreamReconnection(cause: .streamEnded, delay: .milliseconds(50), attempt: 1, lastEventID: "7")),
-                .event(ServerSentEvent(data: "two", id: "7")),
-            ])
+            #expect(reading.events == CommentsAndReconnection.activity)
             // The events alone, from a new iteration of the same stream (the plan's next attempt).
             let key2 = newKey()
             let events = session.events(for: TransportRequest(url: server.url(key: key2, plan: plan)), policy: policy())

@@ -70,3 +70,21 @@ package func expectReconnectionAfterAFailedConnection(
     #expect(reconnection.lastEventID == "", sourceLocation: sourceLocation)
     #expect(reading.events[1] == .event(ServerSentEvent(data: "back")), sourceLocation: sourceLocation)
 }
+
+/// A stream whose first attempt sends comments around an event (with `retry: 50` and id 7) and ends,
+/// and whose second sends one more event: the plan, and what its `activity` yields, the session's and
+/// the provider's alike.
+package enum CommentsAndReconnection {
+    package static let plan = SSEPlan([
+        .events(": keep-alive\nretry: 50\nid: 7\ndata: one\n\n:second\n", end: .close),
+        .events("data: two\n\n", end: .silent),
+    ])
+
+    package static let activity: [EventStreamActivity] = [
+        .comment(" keep-alive"),
+        .event(ServerSentEvent(data: "one", id: "7", retry: .milliseconds(50))),
+        .comment("second"),
+        .reconnecting(EventStreamReconnection(cause: .streamEnded, delay: .milliseconds(50), attempt: 1, lastEventID: "7")),
+        .event(ServerSentEvent(data: "two", id: "7")),
+    ]
+}

@@ -58,21 +58,12 @@ private func release(_ name: String, _ server: SSETestServer, _ session: CurlSes
     func activityReportsCommentsAndReconnections(wire: Wire) async throws {
         try await withSSEServerAndSession(wire) { server, session in
             let provider = Provider<StreamTarget>(session: session)
-            let plan = SSEPlan([
-                .events(": keep-alive\nretry: 50\nid: 7\ndata: one\n\n:second\n", end: .close),
-                .events("data: two\n\n", end: .silent),
-            ])
+            let plan = CommentsAndReconnection.plan
             let key = newKey()
             let stream = provider.events(for: StreamTarget(server, key: key, plan: plan), policy: policy())
             let reading = await readEvents(stream.activity, count: 5)
             #expect(reading.error == nil)
-            #expect(reading.events == [
-                .comment(" keep-alive"),
-                .event(ServerSentEvent(data: "one", id: "7", retry: .milliseconds(50))),
-                .comment("second"),
-                .reconnecting(EventStreamReconnection(cause: .streamEnded, delay: .milliseconds(50), attempt: 1, lastEventID: "7")),
-                .event(ServerSentEvent(data: "two", id: "7")),
-            ])
+            #expect(reading.events == CommentsAndReconnection.activity)
             let records = try await server.records(key)
             #expect(records.map { $0.values("Last-Event-ID") } == [[], ["7"]])
             // The events alone, from the same plan under a new key.

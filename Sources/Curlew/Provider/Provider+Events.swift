@@ -88,11 +88,21 @@ extension Provider {
             direct: directAttempts(for: target, policy: policy, reconnectTarget: reconnectTarget),
             sawDirectHead: attempts.map(Self.recorder(of:)),
             connect: { [self] attempt, lastEventID in
-                let target = attempt == 0 ? target : reconnectTarget?(lastEventID) ?? target
-                return try await connect(
-                    target, attempt: attempt, lastEventID: lastEventID, policy: policy,
-                    replaying: attempt > 0 && reconnectTarget == nil, attempts: attempts)
+                let (target, call) = attemptCall(
+                    target, attempt: attempt, lastEventID: lastEventID, policy: policy, reconnectTarget: reconnectTarget)
+                return try await connect(target, call, attempts: attempts)
             })
+    }
+
+    /// Attempt `attempt`'s target (the reconnect target's after the first, when there is one) and call.
+    private nonisolated func attemptCall(
+        _ target: Target, attempt: Int, lastEventID: String, policy: EventStreamPolicy,
+        reconnectTarget: (@Sendable (String) -> Target)?
+    ) -> (Target, ProviderCall) {
+        let target = attempt == 0 ? target : reconnectTarget?(lastEventID) ?? target
+        let replaying = attempt > 0 && reconnectTarget == nil
+        let kind = CallKind.eventStream(attempt: attempt, lastEventID: lastEventID, policy: policy, replaying: replaying)
+        return (target, ProviderCall(endpointClosure(target), kind))
     }
 
     /// Records each direct attempt's head and request in `attempts`, for a typed stream's undecodable events.
@@ -103,7 +113,7 @@ extension Provider {
     /// Starts each attempt on the reading task, as a session's event stream does, when none of the
     /// provider's stages waits: the default request closure, no plugins, no middleware (nil otherwise).
     /// An attempt whose target is stubbed or validated, or whose request the session cannot start so
-    /// (a streamed body), goes through ``connect(_:attempt:lastEventID:policy:replaying:attempts:)``.
+    /// (a streamed body), goes through ``connect(_:_:attempts:)``.
     ///
     /// The same stages as ``attempt(_:_:receive:)``'s with nothing to wait for, and no task: an idle
     /// stream then holds what a session's does, where a task running the stages until the head left its
@@ -113,11 +123,9 @@ extension Provider {
     ) -> (@Sendable (Int, String) throws -> sending EventStreamExchange?)? {
         guard let curlSession, requestsByDefault, plugins.isEmpty, members.isEmpty else { return nil }
         return { [self] attempt, lastEventID in
-            let target = attempt == 0 ? target : reconnectTarget?(lastEventID) ?? target
+            let (target, call) = attemptCall(
+                target, attempt: attempt, lastEventID: lastEventID, policy: policy, reconnectTarget: reconnectTarget)
             guard stubClosure(target) == .never, target.validationType == .none else { return nil }
-            let call = ProviderCall(
-                endpointClosure(target),
-                .eventStream(attempt: attempt, lastEventID: lastEventID, policy: policy, replaying: attempt > 0 && reconnectTarget == nil))
             var request: TransportRequest
             do {
                 request = try call.endpoint.urlRequest()
@@ -135,12 +143,9 @@ extension Provider {
     /// One connection attempt: the provider's stages to the head (the plugins see it), then the head and
     /// the body, detached from the exchange's scope, for the reader to read on its own task.
     private nonisolated func connect(
-        _ target: Target, attempt: Int, lastEventID: String, policy: EventStreamPolicy, replaying: Bool,
-        attempts: EventStreamAttempts?
+        _ target: Target, _ call: ProviderCall, attempts: EventStreamAttempts?
     ) async throws(CurlewError) -> OpenedAttempt {
-        let call = ProviderCall(
-            endpointClosure(target), .eventStream(attempt: attempt, lastEventID: lastEventID, policy: policy, replaying: replaying))
-        return try await self.attempt(target, call) { response, body throws(CurlewError) in
+        try await self.attempt(target, call) { response, body throws(CurlewError) in
             var head = response.transportResponse.map(ResponseHead.init)
                 ?? ResponseHead(status: .init(code: response.statusCode), headerFields: response.headerFields)
             // A sample's data is an event stream whatever type its sample response names.

@@ -39,11 +39,8 @@ struct ChunkRecycler {
 
     /// A chunk holding a copy of `bytes`, in storage used before where it is free.
     mutating func chunk(copying bytes: UnsafeRawBufferPointer) -> [UInt8] {
-        guard !slots.isEmpty else {
-            guard slotLimit > 0 else { return [UInt8](bytes) }
-            slots.append([UInt8](bytes))
-            return slots[0]
-        }
+        guard slotLimit > 0 else { return [UInt8](bytes) }
+        if slots.isEmpty { slots.append([]) }
         let index = next
         let storage = slots[index].withUnsafeBufferPointer { $0.baseAddress }
         slots[index].removeAll(keepingCapacity: true)

@@ -55,9 +55,12 @@ extension Exchange {
     func append(_ bytes: UnsafeRawBufferPointer, storage: inout ChunkRecycler?) -> Machine.Wake {
         guard !bytes.isEmpty else { return .none }
         if bytes.count >= Self.bulkDelivery {
-            if storage == nil { storage = state.withLock { ChunkRecycler(for: $0.machine.response) } }
+            // Taken out and put back rather than copied: a copy would share the slots, and none would be
+            // found free.
+            var recycler = storage.take() ?? state.withLock { ChunkRecycler(for: $0.machine.response) }
             // Copied before the lock is taken: the reader is not held up while 64 KiB are copied.
-            let chunk = storage?.chunk(copying: bytes) ?? [UInt8](bytes)
+            let chunk = recycler.chunk(copying: bytes)
+            storage = recycler
             return state.withLock { state in
                 guard state.machine.response.append(chunk: chunk) else { return .none }
                 return state.machine.delivered()
