@@ -118,6 +118,40 @@ import Testing
         #expect(try cache.parsed("http://127.0.0.1:8080/a").get() !== first)
     }
 
+    @Test func theLastURLFoundIsAnsweredFirstAndOthersStillFromTheirOwnEntries() throws {
+        let cache = ParsedURLCache(capacity: 8)
+        let a = try cache.parsed("http://127.0.0.1:8080/a").get()
+        let b = try cache.parsed("http://127.0.0.1:8080/b").get()
+        #expect(a !== b)
+        // Alternating: each answer is its own URL's, whichever was found last.
+        for _ in 0..<3 {
+            #expect(try cache.parsed("http://127.0.0.1:8080/a").get() === a)
+            #expect(try cache.parsed("http://127.0.0.1:8080/b").get() === b)
+        }
+        // An equal string with storage of its own is the same URL.
+        let built = ["http://127.0.0.1:8080", "b"].joined(separator: "/")
+        #expect(try cache.parsed(built).get() === b)
+        #expect(a.normalized.map { String(cString: $0) } == "http://127.0.0.1:8080/a")
+        #expect(b.normalized.map { String(cString: $0) } == "http://127.0.0.1:8080/b")
+        #expect(cache.count == 2)
+    }
+
+    @Test func onlyHTTPURLsAreTakenForRequestsWhateverTheCacheHolds() throws {
+        for capacity in [0, 8] {
+            let cache = ParsedURLCache(capacity: capacity)
+            // A redirect's target is parsed whatever its scheme; a request to it is still refused.
+            let ftp = try cache.parsed("ftp://127.0.0.1/file").get()
+            #expect(ftp.poolKey.scheme == "ftp")
+            #expect(cache.parsedHTTP("ftp://127.0.0.1/file") == nil)
+            #expect(cache.parsedHTTP("mailto:someone@example.com") == nil)
+            let upper = try #require(cache.parsedHTTP("HTTP://127.0.0.1:8080/x")).get()
+            #expect(upper.poolKey.scheme == "http")
+            let again = try #require(cache.parsedHTTP("HTTP://127.0.0.1:8080/x")).get()
+            #expect((again === upper) == (capacity > 0))
+            #expect(cache.count == (capacity > 0 ? 2 : 0))
+        }
+    }
+
     @Test func refusedURLsAreNotCachedAndZeroCapacityCachesNothing() {
         let cache = ParsedURLCache(capacity: 8)
         guard case .failure(.refused(let reason)) = cache.parsed("http://exa mple.com/") else {

@@ -5,14 +5,16 @@ import CCurlShims
 
 /// libcurl's callbacks as `@convention(c)` functions without captures; their context arrives as an
 /// unretained pointer (the loop thread, a multi shard, or a transfer context that the thread's table of
-/// running transfers keeps alive).
+/// running transfers keeps alive). The hot ones borrow it (`_withUnsafeGuaranteedRef`): the owner keeps
+/// it alive for the call, and a strong reference would cost a retain and a release per header line.
 enum CurlCallbacks {
     static let write: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
         data, size, count, context in
         guard let context else { return 0 }
         let bytes = size &* count
-        let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
-        return transfer.bodyBytes(UnsafeRawBufferPointer(start: data, count: bytes))
+        return Unmanaged<TransferContext>.fromOpaque(context)._withUnsafeGuaranteedRef {
+            $0.bodyBytes(UnsafeRawBufferPointer(start: data, count: bytes))
+        }
     }
 
     /// Fills curl's upload buffer from a body that is not a block of memory (a file, a stream, or bytes
@@ -50,8 +52,9 @@ enum CurlCallbacks {
         data, size, count, context in
         guard let context else { return 0 }
         let bytes = size &* count
-        let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
-        return transfer.headerLine(UnsafeRawBufferPointer(start: data, count: bytes)) ? bytes : 0
+        return Unmanaged<TransferContext>.fromOpaque(context)._withUnsafeGuaranteedRef {
+            $0.headerLine(UnsafeRawBufferPointer(start: data, count: bytes))
+        } ? bytes : 0
     }
 
     /// Opens a connection's socket for a transfer (the context is the transfer's, set per transfer).
@@ -84,10 +87,11 @@ enum CurlCallbacks {
         @convention(c) (UnsafeMutableRawPointer?, curl_socket_t, Int32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
             -> Int32 = { easy, socket, what, context, _ in
                 guard let context else { return 0 }
-                let shard = Unmanaged<MultiShard>.fromOpaque(context).takeUnretainedValue()
-                shard.thread.watch(socket: socket, what: what, shard: shard.index)
-                if shard.thread.defaults.quirks.pausedTransferSocketStaysReadable, let easy, what != CURL_POLL_REMOVE {
-                    shard.thread.noteSocket(socket, of: easy)
+                Unmanaged<MultiShard>.fromOpaque(context)._withUnsafeGuaranteedRef { shard in
+                    shard.thread.watch(socket: socket, what: what, shard: shard.index)
+                    if shard.thread.defaults.quirks.pausedTransferSocketStaysReadable, let easy, what != CURL_POLL_REMOVE {
+                        shard.thread.noteSocket(socket, of: easy)
+                    }
                 }
                 return 0
             }
@@ -95,8 +99,8 @@ enum CurlCallbacks {
     static let timer: @convention(c) (UnsafeMutableRawPointer?, Int, UnsafeMutableRawPointer?) -> Int32 = {
         _, milliseconds, context in
         guard let context else { return 0 }
-        let shard = Unmanaged<MultiShard>.fromOpaque(context).takeUnretainedValue()
-        shard.deadline = milliseconds < 0 ? nil : MonotonicClock.now() &+ UInt64(milliseconds) &* 1_000_000
+        let deadline = milliseconds < 0 ? nil : MonotonicClock.now() &+ UInt64(milliseconds) &* 1_000_000
+        Unmanaged<MultiShard>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.deadline = deadline }
         return 0
     }
 }

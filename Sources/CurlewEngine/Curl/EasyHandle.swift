@@ -85,7 +85,11 @@ struct EasyHandle {
         if let seconds = defaults.maxLifetimeSeconds { set(CURLOPT_MAXLIFETIME_CONN, seconds) }
         if let seconds = defaults.dnsCacheSeconds { set(CURLOPT_DNS_CACHE_TIMEOUT, seconds) }
         switch defaults.proxy {
-        case .none: set(CURLOPT_PROXY, string: "")  // "" disables proxies, including the *_proxy variables
+        case .none:
+            set(CURLOPT_PROXY, string: "")  // "" disables proxies, including the *_proxy variables
+            // With no proxy the exclusion list does not matter; set, it spares libcurl reading no_proxy
+            // and NO_PROXY from the environment on every new connection lookup (two getenv per request).
+            set(CURLOPT_NOPROXY, string: "")
         case .environment: break
         case .url(let url): set(CURLOPT_PROXY, string: url)
         }

@@ -165,8 +165,9 @@ extension LoopThread {
     func collectFinished() {
         for shard in shards { collectFinished(shard) }
         guard !completed.isEmpty else { return }
-        for (exchange, outcome) in completed { exchange.finish(outcome) }
-        completed.removeAll(keepingCapacity: true)
+        // Moved out in order (reversed, then popped), not copied: a copy retains each part of a response.
+        completed.reverse()
+        while let (exchange, outcome) = completed.popLast() { exchange.finish(outcome) }
     }
 
     private func collectFinished(_ shard: MultiShard) {

@@ -31,7 +31,8 @@ final class TransferContext {
     /// For tiny bodies only: a malloc'd copy whose address stays put while curl sends it.
     @exclusivity(unchecked) var ownedBody: UnsafeMutableRawPointer?
     @exclusivity(unchecked) var head: ResponseHeadParser
-    let sink: any ResponseBodySink
+    /// A buffered response's body as it arrives (a streamed response's goes to its exchange).
+    @exclusivity(unchecked) var sink = MemoryBodySink()
     /// Where the read callback takes a request body from (bodies that are not one block of memory).
     @exclusivity(unchecked) var upload: UploadFeed?
     /// How a streamed response's end is seen (loop thread only).
@@ -93,7 +94,6 @@ final class TransferContext {
         self.handle = handle
         self.shard = shard
         self.head = ResponseHeadParser(maxHeadBytes: configuration.effectiveMaxResponseHeaderSize)
-        self.sink = MemoryBodySink()
         // A streamed body has no limit unless the request sets one; the reader enforces it (on decoded bytes).
         self.maxBodyBytes =
             exchange.streamsResponse
@@ -103,6 +103,11 @@ final class TransferContext {
         let now = shard.thread.now
         activity = ActivityClock(started: now)
         queuedTime = .nanoseconds(Int64(clamping: now &- min(now, exchange.submitted)))
+    }
+
+    deinit {
+        // A body not handed to a response (a failed or cancelled transfer) is freed here.
+        sink.release()
     }
 
     /// Called from the header callback. Returns false to make curl abort the exchange.

@@ -186,10 +186,14 @@ final class Exchange: Sendable {
 
     /// Stores the outcome and resumes who waits on it, and tells the hop's record how it ended (`streamed`:
     /// what the loop knew of a streamed response). Later calls do nothing.
-    func finish(_ outcome: TransferOutcome, streamed: HopEnd? = nil) {
+    func finish(_ outcome: consuming TransferOutcome, streamed: HopEnd? = nil) {
+        // Moved into the machine, not copied (a copy retains each part of a response), unless a record
+        // sees it too.
+        let seen = record == nil ? nil : copy outcome
+        var handed: TransferOutcome? = consume outcome
         let (action, waiter, producer, producerTask) = state.withLock {
             state -> (Machine.FinishAction, Continuation?, Continuation?, Task<Void, Never>?) in
-            let action = state.machine.finish(outcome)
+            let action = handed.take().map { state.machine.finish($0) } ?? Machine.FinishAction()
             var waiter: Continuation?
             var producer: Continuation?
             var producerTask: Task<Void, Never>?
@@ -199,9 +203,9 @@ final class Exchange: Sendable {
             return (action, waiter, producer, producerTask)
         }
         if action.returnedGrowth > 0 { loop.streamBudget.release(action.returnedGrowth) }
-        if action.ended, let record {
+        if action.ended, let record, let seen {
             record.ended(
-                outcome, streamed: streamed,
+                seen, streamed: streamed,
                 hop: HopFacts(
                     started: submitted, requestBodySize: request.request.body?.knownLength,
                     operation: request.request.call?.operation))

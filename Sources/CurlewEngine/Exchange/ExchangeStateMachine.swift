@@ -158,7 +158,7 @@ struct ExchangeStateMachine: Sendable {
     /// streamed response ends with the failure after the bytes its reader has not taken (a success ends
     /// it only if the loop had not ended it already).
     @discardableResult
-    mutating func finish(_ outcome: TransferOutcome) -> FinishAction {
+    mutating func finish(_ outcome: consuming TransferOutcome) -> FinishAction {
         var action = FinishAction()
         switch stage {
         case .finished:
@@ -167,12 +167,12 @@ struct ExchangeStateMachine: Sendable {
             break
         }
         stage = .finished
-        self.outcome = outcome
         action.ended = true
         switch outcome {
         case .success, .streamed: response.end(.complete)
         case .failure(let error): response.end(.failed(error))
         }
+        self.outcome = outcome
         action.resumeProducer = request.close()
         action.returnedGrowth = response.takeGrowth()
         action.resumeWaiter = takeWaiter()
@@ -181,8 +181,7 @@ struct ExchangeStateMachine: Sendable {
 
     /// The outcome of a finished transfer, handed out once.
     mutating func takeOutcome() -> TransferOutcome? {
-        defer { outcome = nil }
-        return outcome
+        outcome.take()
     }
 
     // MARK: The waiter

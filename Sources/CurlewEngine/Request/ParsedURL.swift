@@ -17,6 +17,15 @@ final class ParsedURL: @unchecked Sendable {
     /// instructions with 7.88). Freed with the handle; nil if libcurl could not produce it.
     let normalized: UnsafeMutablePointer<CChar>?
 
+    /// Whether `url` starts with `http://` or `https://`, ignoring case (curl would accept others).
+    static func hasHTTPScheme(_ url: String) -> Bool {
+        var url = url
+        return url.withUTF8 { bytes in
+            let raw = UnsafeRawBufferPointer(bytes)
+            return ASCIICase.hasPrefix(raw, "https://") || ASCIICase.hasPrefix(raw, "http://")
+        }
+    }
+
     /// Parses `url` with libcurl's URL parser, or returns libcurl's reason for refusing it.
     static func parse(_ url: String) -> Result<ParsedURL, ParseFailure> {
         guard let handle = curl_url() else { return .failure(.noMemory) }
@@ -94,7 +103,21 @@ final class ParsedURL: @unchecked Sendable {
 /// thousand instructions, a lookup here a few hundred. The cache is bounded: when full it starts over,
 /// so a stream of distinct URLs costs one insertion each and memory stays under `capacity` entries.
 final class ParsedURLCache: Sendable {
-    private let entries = Locked<[String: ParsedURL]>([:])
+    private struct Entry {
+        let parsed: ParsedURL
+        /// Whether the string starts with `http://` or `https://`, ignoring case: checked once per URL.
+        let hasHTTPScheme: Bool
+    }
+
+    private struct Entries {
+        var byURL: [String: Entry] = [:]
+        /// The URL found last, compared before hashing: a client calling one endpoint again and again
+        /// passes the same string (the same storage, so the comparison is one word), and hashing it cost
+        /// about 300 instructions per request.
+        var last: (url: String, entry: Entry)?
+    }
+
+    private let entries = Locked(Entries())
     let capacity: Int
 
     init(capacity: Int) {
@@ -103,20 +126,50 @@ final class ParsedURLCache: Sendable {
 
     /// The parsed `url`, from the cache or parsed now (and then kept).
     func parsed(_ url: String) -> Result<ParsedURL, ParsedURL.ParseFailure> {
-        guard capacity > 0 else { return ParsedURL.parse(url) }
-        if let cached = entries.withLock({ $0[url] }) { return .success(cached) }
+        entry(url, httpOnly: false).map { $0.map(\.parsed) } ?? ParsedURL.parse(url)
+    }
+
+    /// The parsed `url` when it starts with `http://` or `https://` (ignoring case; curl would take other
+    /// schemes), nil otherwise: a URL seen before is not checked again.
+    func parsedHTTP(_ url: String) -> Result<ParsedURL, ParsedURL.ParseFailure>? {
+        guard let found = entry(url, httpOnly: true) else { return nil }
+        switch found {
+        case .success(let entry): return entry.hasHTTPScheme ? .success(entry.parsed) : nil
+        case .failure(let failure): return .failure(failure)
+        }
+    }
+
+    /// The cached or new entry for `url`; nil when `httpOnly` and the string is not an http(s) URL.
+    private func entry(_ url: String, httpOnly: Bool) -> Result<Entry, ParsedURL.ParseFailure>? {
+        if capacity > 0 {
+            let cached = entries.withLock { entries -> Entry? in
+                if let last = entries.last, last.url == url { return last.entry }
+                guard let found = entries.byURL[url] else { return nil }
+                entries.last = (url, found)
+                return found
+            }
+            if let cached { return .success(cached) }
+        }
+        let hasHTTPScheme = ParsedURL.hasHTTPScheme(url)
+        if httpOnly, !hasHTTPScheme { return nil }
         // Parse outside the lock: concurrent misses for one URL may parse it twice, and the later
         // insertion wins, which is harmless.
-        let result = ParsedURL.parse(url)
-        if case .success(let parsed) = result {
-            entries.withLock { entries in
-                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-                entries[url] = parsed
+        switch ParsedURL.parse(url) {
+        case .success(let parsed):
+            let entry = Entry(parsed: parsed, hasHTTPScheme: hasHTTPScheme)
+            if capacity > 0 {
+                entries.withLock { entries in
+                    if entries.byURL.count >= capacity { entries.byURL.removeAll(keepingCapacity: true) }
+                    entries.byURL[url] = entry
+                    entries.last = (url, entry)
+                }
             }
+            return .success(entry)
+        case .failure(let failure):
+            return .failure(failure)
         }
-        return result
     }
 
     /// How many URLs are cached (for tests).
-    var count: Int { entries.withLock { $0.count } }
+    var count: Int { entries.withLock { $0.byURL.count } }
 }

@@ -16,12 +16,14 @@ struct PreparedRequest: Sendable {
     private(set) var poolKey: PoolKey
 
     init(_ request: TransportRequest, urls: ParsedURLCache) throws(TransportError) {
-        guard Self.hasHTTPScheme(request.url) else {
+        // The scheme is checked once per URL, with its parsing (a URL the cache holds passed already).
+        guard let parsed = urls.parsedHTTP(request.url) else {
             throw TransportError(
                 .invalidURL, message: "only absolute http:// and https:// URLs are supported: \(String(reflecting: request.url))",
                 url: request.url, method: request.method.rawValue)
         }
-        switch urls.parsed(request.url) {
+        let url: ParsedURL
+        switch parsed {
         case .success(let parsed):
             url = parsed
         case .failure(.noMemory):
@@ -36,21 +38,28 @@ struct PreparedRequest: Sendable {
                 .invalidHeader, message: "value of header \(field.name) contains CR, LF or NUL",
                 url: request.url, method: request.method.rawValue)
         }
-        let options = request.options
-        if options.isEmpty {
-            poolKey = url.poolKey
-        } else {
+        // Read in place: a copy of the options retains each of their fields.
+        var poolKey = url.poolKey
+        if !request.options.isEmpty {
             let identity =
-                options.clientIdentity != nil || options.pinnedPublicKeys != nil
-                ? PoolKey.TLSIdentity(clientIdentity: options.clientIdentity, pins: options.pinnedPublicKeys) : nil
-            poolKey = url.poolKey.with(unixSocketPath: options.unixSocketPath, tlsIdentity: identity)
+                request.options.clientIdentity != nil || request.options.pinnedPublicKeys != nil
+                ? PoolKey.TLSIdentity(clientIdentity: request.options.clientIdentity, pins: request.options.pinnedPublicKeys)
+                : nil
+            poolKey = poolKey.with(unixSocketPath: request.options.unixSocketPath, tlsIdentity: identity)
         }
         if let body = request.body, body.hasTrailers {
             poolKey = poolKey.speakingHTTP1Only()
             if let fields = body.trailerSource?.declared { try Self.check(trailers: fields, request) }
         }
-        // Last: stored after its final use, the request is moved in rather than copied.
+        // Made in one step at the end: a value built field by field in a throwing initialiser was copied
+        // out whole, then destroyed.
+        self.init(request: request, url: url, poolKey: poolKey)
+    }
+
+    private init(request: TransportRequest, url: ParsedURL, poolKey: PoolKey) {
         self.request = request
+        self.url = url
+        self.poolKey = poolKey
     }
 
     /// Replaces the request's header fields with `fields`, whose values were checked (trace context).
@@ -84,14 +93,5 @@ struct PreparedRequest: Sendable {
     /// An error about this request.
     func error(_ code: TransportError.Code, _ message: String) -> TransportError {
         TransportError(code, message: message, url: request.url, method: request.method.rawValue)
-    }
-
-    /// Whether the URL starts with `http://` or `https://`, ignoring case (curl would accept others).
-    private static func hasHTTPScheme(_ url: String) -> Bool {
-        var url = url
-        return url.withUTF8 { bytes in
-            let raw = UnsafeRawBufferPointer(bytes)
-            return ASCIICase.hasPrefix(raw, "https://") || ASCIICase.hasPrefix(raw, "http://")
-        }
     }
 }

@@ -1,4 +1,4 @@
-// Curlew — where a response body's bytes go as they arrive.
+// Curlew — where a buffered response body's bytes go as they arrive.
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -9,24 +9,13 @@ import Foundation
 import Glibc
 #endif
 
-/// A destination for response body bytes, fed on the loop thread from curl's write callback.
+/// Collects a buffered response body in one growing malloc'd buffer that becomes the response's `Data`
+/// without a copy; fed on the loop thread from curl's write callback.
 ///
-/// In-memory collection is the fast path today; a file or an async byte stream can implement the
-/// same protocol.
-protocol ResponseBodySink: AnyObject {
-    /// A hint, once the head is complete: `length` body bytes are announced (already capped at the body
-    /// limit), of which `reserve` may be allocated up front.
-    func expect(length: Int, reserve: Int)
-    /// Takes the next decoded bytes. Returns false when the bytes could not be stored.
-    func write(_ bytes: UnsafeRawBufferPointer) -> Bool
-    /// Bytes currently held in memory (capacity, not count), for the engine's memory counters.
-    var bufferedBytes: Int { get }
-    /// Ends the body and hands over what was collected.
-    func finish() -> Data
-}
-
-/// Collects a body in one growing malloc'd buffer that becomes the response's `Data` without a copy.
-final class MemoryBodySink: ResponseBodySink {
+/// A value kept inside its transfer's ``TransferContext`` (an object of its own cost an allocation and
+/// an existential call per write). Its owner calls ``release()`` when it is dropped without
+/// ``finish()``: the buffer is manual memory.
+struct MemoryBodySink {
     private var base: UnsafeMutableRawPointer?
     private var count = 0
     private var capacity = 0
@@ -36,16 +25,18 @@ final class MemoryBodySink: ResponseBodySink {
 
     init() {}
 
-    deinit { free(base) }
-
+    /// Bytes currently held in memory (capacity, not count), for the engine's memory counters.
     var bufferedBytes: Int { capacity }
 
-    func expect(length: Int, reserve: Int) {
+    /// A hint, once the head is complete: `length` body bytes are announced (already capped at the body
+    /// limit), of which `reserve` may be allocated up front.
+    mutating func expect(length: Int, reserve: Int) {
         announced = length
         if reserve > capacity { _ = grow(to: reserve) }
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Takes the next decoded bytes. Returns false when the bytes could not be stored.
+    mutating func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return true }
         let needed = count + bytes.count
         if needed > capacity {
@@ -60,16 +51,27 @@ final class MemoryBodySink: ResponseBodySink {
         return true
     }
 
-    func finish() -> Data {
+    /// Ends the body and hands over what was collected; the sink is empty afterwards.
+    mutating func finish() -> Data {
         guard var base, count > 0 else { return Data() }
         // Doubling can leave up to half the buffer unused; give large slack back before handing it over.
         if capacity - count > max(64 * 1024, count / 4), let shrunk = realloc(base, count) { base = shrunk }
+        let taken = count
         self.base = nil
         capacity = 0
-        return Data(bytesNoCopy: base, count: count, deallocator: .free)
+        count = 0
+        return Data(bytesNoCopy: base, count: taken, deallocator: .free)
     }
 
-    private func grow(to newCapacity: Int) -> Bool {
+    /// Frees what was collected and not handed over.
+    mutating func release() {
+        free(base)
+        base = nil
+        capacity = 0
+        count = 0
+    }
+
+    private mutating func grow(to newCapacity: Int) -> Bool {
         guard let grown = realloc(base, newCapacity) else { return false }
         base = grown
         capacity = newCapacity
