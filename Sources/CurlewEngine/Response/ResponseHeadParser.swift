@@ -145,7 +145,8 @@ struct ResponseHeadParser {
         {
             isChunked = true
         }
-        lines.append(contentsOf: text)
+        // As typed bytes: the raw buffer went through the generic element-by-element append.
+        text.withMemoryRebound(to: UInt8.self) { lines.append(contentsOf: $0) }
         lines.append(UInt8(ascii: "\n"))
         return .more
     }
