@@ -101,6 +101,25 @@ import Testing
         #expect(parser.contentLength == 7)
         #expect(parser.fields[HTTPField.Name("x-custom-thing")!] == "v\u{00E9}")
     }
+
+    /// Found by fuzzing: swift-http-types' lenient value repairs CR, LF and NUL only, so a value with
+    /// another control character came out as a field its own `isValidValue` refuses.
+    @Test func controlCharactersInValuesBecomeSpacesAndEveryValueIsValid() {
+        var parser = ResponseHeadParser(maxHeadBytes: 4096)
+        func feed(_ bytes: [UInt8]) -> ResponseHeadParser.Event {
+            bytes.withUnsafeBytes { parser.consume($0) }
+        }
+        #expect(feed(Array("HTTP/2 204\r\n".utf8)) == .more)
+        #expect(feed(Array("Set-Cookie: a".utf8) + [0xC8] + Array("b\r".utf8) + [0x1C] + Array("s\r\n".utf8)) == .more)
+        #expect(feed(Array("X-Edges: ".utf8) + [0x1C, 0x61, 0x7F, 0x62, 0x01] + Array("\r\n".utf8)) == .more)
+        #expect(feed(Array("X-Nothing: ".utf8) + [0x1C, 0x7F] + Array("\r\n".utf8)) == .more)
+        #expect(feed(Array("\r\n".utf8)) == .complete)
+        let fields = parser.fields
+        #expect(fields[.setCookie] == "a\u{FFFD}b  s")
+        #expect(fields[HTTPField.Name("x-edges")!] == "a b")
+        #expect(fields[HTTPField.Name("x-nothing")!] == "")
+        for field in fields { #expect(HTTPField.isValidValue(field.value), "\(field.name): \(field.value.debugDescription)") }
+    }
 }
 
 @Suite struct ParsedURLCacheTests {

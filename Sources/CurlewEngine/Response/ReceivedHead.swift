@@ -49,8 +49,10 @@ struct ReceivedHead: Sendable {
                     if isPrintableASCII(value) {
                         // The usual case: one String, no repair pass.
                         fields.append(HTTPField(name: name, value: String(decoding: value, as: UTF8.self)))
+                    } else if let repaired = repaired(value) {
+                        fields.append(HTTPField(name: name, lenientValue: repaired))
                     } else {
-                        fields.append(HTTPField(name: name, lenientValue: value))
+                        fields.append(HTTPField(name: name, value: ""))
                     }
                 }
                 start = end + 1
@@ -62,6 +64,18 @@ struct ReceivedHead: Sendable {
     private static func name(_ bytes: UnsafeRawBufferPointer) -> HTTPField.Name? {
         if let known = KnownFieldNames.name(for: bytes) { return known }
         return HTTPField.Name(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// `bytes` with every control character but the tab (CR, LF and NUL, and the others RFC 9110 does
+    /// not allow in a value either, DEL included) turned into a space, and trimmed again; nil when nothing
+    /// is left. swift-http-types' lenient value repairs only CR, LF and NUL, which left a field whose value
+    /// its own `isValidValue` refuses (found by fuzzing).
+    private static func repaired(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        var repaired = bytes.map { byte -> UInt8 in (byte < 0x20 && byte != 0x09) || byte == 0x7F ? 0x20 : byte }
+        while let last = repaired.last, last == 0x20 || last == 0x09 { repaired.removeLast() }
+        guard let first = repaired.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return nil }
+        repaired.removeFirst(first)
+        return repaired
     }
 
     /// Whether every byte is a visible ASCII character, a space or a tab.
