@@ -63,7 +63,7 @@ test-asan: test-deps
 # enabled so its targets reach the engine's parsers. `make fuzz` runs each target for FUZZ_SECONDS from
 # its seed corpus (Fuzz/Corpus/<target>, kept) into a working corpus under .build-fuzz (not kept); a
 # crash or a broken oracle stops the run with the input that did it. `make fuzz-smoke` (CI): 10 s each.
-FUZZ_TARGETS = FuzzResponseHead FuzzEventStream FuzzFilename
+FUZZ_TARGETS = FuzzResponseHead FuzzEventStream FuzzFilename FuzzContentDecoder
 FUZZ_SECONDS ?= 300
 FUZZ_BUILD = -c release --package-path Fuzz --scratch-path $(CURDIR)/.build-fuzz \
 	-Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing

@@ -23,6 +23,9 @@ let package = Package(
         .executableTarget(
             name: "FuzzFilename",
             dependencies: ["FuzzDriver", .product(name: "CurlewEngine", package: "Curlew"), .product(name: "HTTPTypes", package: "swift-http-types")]),
+        .executableTarget(
+            name: "FuzzContentDecoder",
+            dependencies: ["FuzzDriver", .product(name: "CurlewEngine", package: "Curlew")]),
     ],
     swiftLanguageModes: [.v6]
 )
