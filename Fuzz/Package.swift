@@ -2,8 +2,17 @@
 // Curlew's fuzz targets (issue 33): a package of its own, which users never build. `make fuzz` builds it with
 // libFuzzer and AddressSanitizer (`-sanitize=fuzzer,address`, every module instrumented for coverage) and
 // with testing enabled, so the targets reach the engine's internal parsers through `@testable import`.
-// Each target is an executable whose `main` is libFuzzer's; its oracle traps on a broken rule.
+// Each target is an executable whose `main` runs libFuzzer's driver (FuzzSupport); its oracle stops the
+// run on a broken rule.
 import PackageDescription
+
+/// A fuzz target: an executable on the engine, with the shared entry point and verdict.
+func fuzzTarget(_ name: String, needsHTTPTypes: Bool = false) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: ["FuzzSupport", .product(name: "CurlewEngine", package: "Curlew")]
+            + (needsHTTPTypes ? [.product(name: "HTTPTypes", package: "swift-http-types")] : []))
+}
 
 let package = Package(
     name: "CurlewFuzz",
@@ -14,18 +23,11 @@ let package = Package(
     ],
     targets: [
         .target(name: "FuzzDriver"),
-        .executableTarget(
-            name: "FuzzResponseHead",
-            dependencies: ["FuzzDriver", .product(name: "CurlewEngine", package: "Curlew"), .product(name: "HTTPTypes", package: "swift-http-types")]),
-        .executableTarget(
-            name: "FuzzEventStream",
-            dependencies: ["FuzzDriver", .product(name: "CurlewEngine", package: "Curlew")]),
-        .executableTarget(
-            name: "FuzzFilename",
-            dependencies: ["FuzzDriver", .product(name: "CurlewEngine", package: "Curlew"), .product(name: "HTTPTypes", package: "swift-http-types")]),
-        .executableTarget(
-            name: "FuzzContentDecoder",
-            dependencies: ["FuzzDriver", .product(name: "CurlewEngine", package: "Curlew")]),
+        .target(name: "FuzzSupport", dependencies: ["FuzzDriver"]),
+        fuzzTarget("FuzzResponseHead", needsHTTPTypes: true),
+        fuzzTarget("FuzzEventStream"),
+        fuzzTarget("FuzzFilename", needsHTTPTypes: true),
+        fuzzTarget("FuzzContentDecoder"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,17 +10,14 @@
 //    any chunking, decodes to exactly those bytes, or stops at the limit; cut short, it is never accepted
 //    as complete (a decoding error, or `finish()` throws).
 
-import FuzzDriver
-import Glibc
+import FuzzSupport
 
 @testable import CurlewEngine
 
-/// The entry point SwiftPM links as `main`: libFuzzer's driver with this target's test.
+/// The entry point SwiftPM links as `main` (see `runFuzzer`).
 @_cdecl("FuzzContentDecoder_main")
 public func fuzzContentDecoderMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzContentDecoder(data, size) }
+    runFuzzer(argc, argv, fuzzContentDecoder)
 }
 
 /// The body limit the loop would apply (a session's `maxResponseBodySize`, small here).
@@ -110,16 +107,4 @@ private func decode(_ body: [UInt8], coding: ContentDecoder.Coding, seed: UInt8)
         return .truncated
     }
     return .decoded(decoded)
-}
-
-/// Stops the run with `message` when `condition` is false: the oracle's verdict (printed, unlike a
-/// precondition's message in an optimised build).
-private func expect(_ condition: Bool, _ message: @autoclosure () -> String = "") {
-    if !condition { expectationFailed(message()) }
-}
-
-private func expectationFailed(_ message: String) -> Never {
-    let line = "oracle: \(message)\n"
-    _ = line.withCString { write(2, $0, strlen($0)) }
-    abort()
 }

@@ -7,17 +7,14 @@
 //    "Interpreting an event stream") below, written for clarity, not speed.
 // 3. With small limits, a typed error and never a crash.
 
-import FuzzDriver
-import Glibc
+import FuzzSupport
 
 @testable import CurlewEngine
 
-/// The entry point SwiftPM links as `main`: libFuzzer's driver with this target's test.
+/// The entry point SwiftPM links as `main` (see `runFuzzer`).
 @_cdecl("FuzzEventStream_main")
 public func fuzzEventStreamMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzEventStream(data, size) }
+    runFuzzer(argc, argv, fuzzEventStream)
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -155,16 +152,4 @@ private struct WHATWGReference {
         dataBuffer = ""
         eventTypeBuffer = ""
     }
-}
-
-/// Stops the run with `message` when `condition` is false: the oracle's verdict (printed, unlike a
-/// precondition's message in an optimised build).
-private func expect(_ condition: Bool, _ message: @autoclosure () -> String = "") {
-    if !condition { expectationFailed(message()) }
-}
-
-private func expectationFailed(_ message: String) -> Never {
-    let line = "oracle: \(message)\n"
-    _ = line.withCString { write(2, $0, strlen($0)) }
-    abort()
 }

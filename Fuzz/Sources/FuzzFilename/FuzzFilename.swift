@@ -7,17 +7,14 @@
 
 import HTTPTypes
 
-import FuzzDriver
-import Glibc
+import FuzzSupport
 
 @testable import CurlewEngine
 
-/// The entry point SwiftPM links as `main`: libFuzzer's driver with this target's test.
+/// The entry point SwiftPM links as `main` (see `runFuzzer`).
 @_cdecl("FuzzFilename_main")
 public func fuzzFilenameMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzFilename(data, size) }
+    runFuzzer(argc, argv, fuzzFilename)
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -52,16 +49,4 @@ private func check(_ name: String?) {
         expect(!(scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value)), "control: \(name.debugDescription)")
         expect(scalar.properties.generalCategory != .format, "format: \(name.debugDescription)")
     }
-}
-
-/// Stops the run with `message` when `condition` is false: the oracle's verdict (printed, unlike a
-/// precondition's message in an optimised build).
-private func expect(_ condition: Bool, _ message: @autoclosure () -> String = "") {
-    if !condition { expectationFailed(message()) }
-}
-
-private func expectationFailed(_ message: String) -> Never {
-    let line = "oracle: \(message)\n"
-    _ = line.withCString { write(2, $0, strlen($0)) }
-    abort()
 }

@@ -6,17 +6,14 @@
 
 import HTTPTypes
 
-import FuzzDriver
-import Glibc
+import FuzzSupport
 
 @testable import CurlewEngine
 
-/// The entry point SwiftPM links as `main`: libFuzzer's driver with this target's test.
+/// The entry point SwiftPM links as `main` (see `runFuzzer`).
 @_cdecl("FuzzResponseHead_main")
 public func fuzzResponseHeadMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzResponseHead(data, size) }
+    runFuzzer(argc, argv, fuzzResponseHead)
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -53,16 +50,4 @@ private func check(_ parser: ResponseHeadParser) {
         expect(HTTPField.isValidValue(field.value), "value \(field.value.debugDescription)")
         expect(!field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }))
     }
-}
-
-/// Stops the run with `message` when `condition` is false: the oracle's verdict (printed, unlike a
-/// precondition's message in an optimised build).
-private func expect(_ condition: Bool, _ message: @autoclosure () -> String = "") {
-    if !condition { expectationFailed(message()) }
-}
-
-private func expectationFailed(_ message: String) -> Never {
-    let line = "oracle: \(message)\n"
-    _ = line.withCString { write(2, $0, strlen($0)) }
-    abort()
 }

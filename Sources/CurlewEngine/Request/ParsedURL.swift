@@ -126,47 +126,43 @@ final class ParsedURLCache: Sendable {
 
     /// The parsed `url`, from the cache or parsed now (and then kept).
     func parsed(_ url: String) -> Result<ParsedURL, ParsedURL.ParseFailure> {
-        entry(url, httpOnly: false).map { $0.map(\.parsed) } ?? ParsedURL.parse(url)
+        if let entry = cached(url) { return .success(entry.parsed) }
+        return parseAndKeep(url, hasHTTPScheme: ParsedURL.hasHTTPScheme(url)).map(\.parsed)
     }
 
     /// The parsed `url` when it starts with `http://` or `https://` (ignoring case; curl would take other
     /// schemes), nil otherwise: a URL seen before is not checked again.
     func parsedHTTP(_ url: String) -> Result<ParsedURL, ParsedURL.ParseFailure>? {
-        guard let found = entry(url, httpOnly: true) else { return nil }
-        switch found {
-        case .success(let entry): return entry.hasHTTPScheme ? .success(entry.parsed) : nil
-        case .failure(let failure): return .failure(failure)
+        if let entry = cached(url) { return entry.hasHTTPScheme ? .success(entry.parsed) : nil }
+        // Checked before parsing: libcurl is not asked about a URL the engine would refuse anyway.
+        guard ParsedURL.hasHTTPScheme(url) else { return nil }
+        return parseAndKeep(url, hasHTTPScheme: true).map(\.parsed)
+    }
+
+    /// The entry kept for `url`, if any.
+    private func cached(_ url: String) -> Entry? {
+        guard capacity > 0 else { return nil }
+        return entries.withLock { entries -> Entry? in
+            if let last = entries.last, last.url == url { return last.entry }
+            guard let found = entries.byURL[url] else { return nil }
+            entries.last = (url, found)
+            return found
         }
     }
 
-    /// The cached or new entry for `url`; nil when `httpOnly` and the string is not an http(s) URL.
-    private func entry(_ url: String, httpOnly: Bool) -> Result<Entry, ParsedURL.ParseFailure>? {
-        if capacity > 0 {
-            let cached = entries.withLock { entries -> Entry? in
-                if let last = entries.last, last.url == url { return last.entry }
-                guard let found = entries.byURL[url] else { return nil }
-                entries.last = (url, found)
-                return found
-            }
-            if let cached { return .success(cached) }
-        }
-        let hasHTTPScheme = ParsedURL.hasHTTPScheme(url)
-        if httpOnly, !hasHTTPScheme { return nil }
-        // Parse outside the lock: concurrent misses for one URL may parse it twice, and the later
-        // insertion wins, which is harmless.
-        switch ParsedURL.parse(url) {
-        case .success(let parsed):
+    /// `url` parsed, and kept when it parses.
+    // Outside the lock: concurrent misses for one URL may parse it twice, and the later insertion wins,
+    // which is harmless.
+    private func parseAndKeep(_ url: String, hasHTTPScheme: Bool) -> Result<Entry, ParsedURL.ParseFailure> {
+        ParsedURL.parse(url).map { parsed in
             let entry = Entry(parsed: parsed, hasHTTPScheme: hasHTTPScheme)
-            if capacity > 0 {
-                entries.withLock { entries in
-                    if entries.byURL.count >= capacity { entries.byURL.removeAll(keepingCapacity: true) }
-                    entries.byURL[url] = entry
-                    entries.last = (url, entry)
-                }
+            guard capacity > 0 else { return entry }
+            entries.withLock { entries in
+                if entries.byURL.count >= capacity { entries.byURL.removeAll(keepingCapacity: true) }
+                entries.byURL[url] = entry
+                entries.last = (url, entry)
             }
-            return .success(entry)
-        case .failure(let failure):
-            return .failure(failure)
+            return entry
         }
     }
 
