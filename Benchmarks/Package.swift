@@ -33,6 +33,8 @@ let package = Package(
         // (`BENCH_SSE_CLIENT=provider`) (10,000 streams, parse rate).
         // glibc's heap figures for bench-sse (live heap, malloc_trim).
         .target(name: "BenchShims"),
+        // The soak (issue 33, `make soak`): one session, a million mixed requests, its resources sampled.
+        .executableTarget(name: "soak", dependencies: [.product(name: "Curlew", package: "Curlew")]),
         .executableTarget(
             name: "bench-sse",
             dependencies: ["BenchCore", "BenchShims", .product(name: "Curlew", package: "Curlew")],

@@ -580,6 +580,7 @@ http {{
     http2_max_concurrent_streams 256;
     root {work};
     location = /small {{ default_type application/json; return 200 '{SMALL}'; }}
+    location = /upload {{ client_max_body_size 0; default_type text/plain; return 200 'ok'; }}
   }}
   # Server-sent events over HTTP/2 (issue 17): nginx's default stream limit, stated.
   server {{

@@ -7,11 +7,11 @@
 import PackageDescription
 
 /// A fuzz target: an executable on the engine, with the shared entry point and verdict.
-func fuzzTarget(_ name: String, needsHTTPTypes: Bool = false) -> Target {
+func fuzzTarget(_ name: String, needsHTTPTypes: Bool = false, also: [Target.Dependency] = []) -> Target {
     .executableTarget(
         name: name,
         dependencies: ["FuzzSupport", .product(name: "CurlewEngine", package: "Curlew")]
-            + (needsHTTPTypes ? [.product(name: "HTTPTypes", package: "swift-http-types")] : []))
+            + (needsHTTPTypes ? [.product(name: "HTTPTypes", package: "swift-http-types")] : []) + also)
 }
 
 let package = Package(
@@ -20,6 +20,7 @@ let package = Package(
     dependencies: [
         .package(name: "Curlew", path: ".."),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
     ],
     targets: [
         .target(name: "FuzzDriver"),
@@ -28,6 +29,11 @@ let package = Package(
         fuzzTarget("FuzzEventStream"),
         fuzzTarget("FuzzFilename", needsHTTPTypes: true),
         fuzzTarget("FuzzContentDecoder"),
+        fuzzTarget("FuzzJSON", also: [.product(name: "Curlew", package: "Curlew")]),
+        fuzzTarget(
+            "FuzzMultipart",
+            also: [.product(name: "Curlew", package: "Curlew"), .product(name: "MultipartKit", package: "multipart-kit")]),
+        fuzzTarget("FuzzURL", needsHTTPTypes: true, also: [.product(name: "Curlew", package: "Curlew")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -157,6 +157,36 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
         }
     }
 
+    /// An HTTP/2 server answers 200 whole after 64 KiB of a 1 MiB body and resets the request side with
+    /// NO_ERROR 50 ms later, as nginx does when it answers without reading the body. libcurl before 8.1.1
+    /// then neither sends more nor ends the transfer, which would wait for the idle timeout
+    /// (``CurlQuirks/earlyAnswerStallsHTTP2Upload``); the engine completes the exchange with the answer
+    /// once nothing moves. Run with the workaround as the library needs it and forced, which holds on
+    /// every version: the answer, exactly, for a body in memory and a streamed one.
+    @Test(arguments: [false, true], [false, true])
+    func anHTTP2AnswerWholeBeforeTheBodyCompletesTheExchange(forced: Bool, streamedBody: Bool) async throws {
+        try await withStreamServerAndSession(.http2, configure: {
+            $0.idleTimeout = .seconds(20)
+            if forced { $0.quirks.earlyAnswerStallsHTTP2Upload = true }
+        }) { server, session in
+            let size = 1 << 20
+            let body: RequestBody =
+                streamedBody
+                ? .stream(length: size) { writer in
+                    let chunk = [UInt8](repeating: 0x55, count: 16 * 1024)
+                    for _ in 0..<(size / chunk.count) { try await writer.write(chunk) }
+                }
+                : .data(Data(repeating: 0x55, count: size))
+            let request = TransportRequest(
+                url: server.url("/early?status=200&read=65536&reset=later"), method: .post, body: body)
+            let response = try await session.execute(request)
+            #expect(response.status.code == 200)
+            #expect(response.body.text == "early 200")
+            #expect(session.statistics.failedTransfers == 0)
+            #expect(session.statistics.activeTransfers == 0)
+        }
+    }
+
     /// A 307 sends the body again: a file is reopened, a replayable stream produced again; a stream that
     /// can be produced once fails with `bodyNotReplayable`.
     @Test(arguments: Wire.allCases, [BodyKind.file, .replayableStream, .oneShotStream])

@@ -61,10 +61,11 @@ enum EndpointURLCache {
         sendable.withLock { $0.insert(url) }
     }
 
-    /// String equality, the byte count first: different paths usually differ in length, and a count is
-    /// read without touching the bytes.
+    /// Byte equality, the byte count first: different paths usually differ in length, and a count is
+    /// read without touching the bytes. Not `==`, which takes canonically equivalent texts as equal
+    /// (`a\u{301}\u{323}` and `a\u{323}\u{301}`, the same length) though they are escaped to different bytes.
     @inline(__always)
     private static func same(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.utf8.count == rhs.utf8.count && lhs == rhs
+        lhs.hasSameUTF8(as: rhs)
     }
 }

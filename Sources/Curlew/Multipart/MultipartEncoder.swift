@@ -159,7 +159,10 @@ struct MultipartEncoder {
         if let fileName { text += "; filename=\"\(escape(fileName))\"" }
         text += "\r\n"
         if let mimeType {
-            guard !mimeType.isEmpty, !mimeType.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            // Spaces alone are empty too: a reader drops the whitespace around a field value (RFC 9110 §5.5).
+            guard mimeType.utf8.contains(where: { $0 != UInt8(ascii: " ") }),
+                !mimeType.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            else {
                 throw .invalidMimeType(name: part.name, mimeType)
             }
             text += "Content-Type: \(mimeType)\r\n"

@@ -11,7 +11,7 @@ public enum MultipartEncodingError: Error, Sendable, Equatable, CustomStringConv
     case invalidBoundary(String)
     /// The part named so holds the boundary in its bytes.
     case boundaryInPart(name: String)
-    /// The part named so has an empty MIME type or one with control characters.
+    /// The part named so has an empty MIME type (or one of spaces only) or one with control characters.
     case invalidMimeType(name: String, String)
     /// A file part's file cannot be read.
     case unreadableFile(path: String, reason: String)

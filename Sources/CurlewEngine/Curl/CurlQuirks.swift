@@ -89,6 +89,26 @@ struct CurlQuirks: Sendable, Hashable {
     /// an error code is CURLE_HTTP2_STREAM).
     var uploadAfterCompleteResponseFails: Bool
 
+    /// **Before 8.1.1:** over HTTP/2, an upload whose response arrives whole before the request body is
+    /// sent (an early answer, which nginx follows with RST_STREAM NO_ERROR, as RFC 9113 §8.1 allows)
+    /// stalls: libcurl neither sends more nor ends the transfer, which waits for the idle timeout. Seen on
+    /// 7.88.1 every time against nginx 1.22 answering a 1 MiB POST with `return 200` (found by the soak);
+    /// 8.14.1 ends such a transfer at once. Fixed by #11165 and #11176 (8.1.1: an RST stream no longer
+    /// waits for a send "drain", a closed stream on hold no longer keeps the transfer alive). When both
+    /// frames arrive in one read, 7.88 drops the answer and fails with CURLE_HTTP2_STREAM instead, which
+    /// nothing outside libcurl can take back.
+    ///
+    /// Curlew: once such a response is whole (its `Content-Length` received, or a 204, 304 or HEAD
+    /// answer) while the request body is not, and nothing has moved for ``earlyAnswerGrace`` although
+    /// libcurl is not waiting for the body's producer, the exchange completes with the response; the rest
+    /// of the body is not sent.
+    var earlyAnswerStallsHTTP2Upload: Bool
+
+    /// How long a transfer answered whole before its request body was sent may sit with nothing moving
+    /// before it completes (``earlyAnswerStallsHTTP2Upload``): long enough for an upload the server still
+    /// reads to show progress, short against any idle timeout.
+    static let earlyAnswerGrace: UInt64 = 100_000_000
+
     /// **Before 8.15.0:** `CURLOPT_MAXAGE_CONN` and `CURLOPT_MAXLIFETIME_CONN` compare whole seconds,
     /// truncated, with `>` (a connection idle for 2.9 s is "2 s" idle), and a maximum idle time of 0 means
     /// "idle for under a second". From 8.15.0 (e39b8c4819, #17571) they compare milliseconds, and 0 turns
@@ -138,6 +158,7 @@ struct CurlQuirks: Sendable, Hashable {
             .contains(version.minorRelease)
         endedStreamNeedsAnotherRun = version < LibcurlVersion(8, 5, 0) || version.minorRelease == LibcurlVersion(8, 10, 0)
         uploadAfterCompleteResponseFails = version >= LibcurlVersion(8, 10, 0)
+        earlyAnswerStallsHTTP2Upload = version < LibcurlVersion(8, 1, 1)
         connectionAgesInWholeSeconds = version < LibcurlVersion(8, 15, 0)
         connectionLifetimeHasDefault = version >= LibcurlVersion(8, 17, 0)
         priorKnowledgeReuseBreaks = version >= LibcurlVersion(7, 88, 0) && version < LibcurlVersion(8, 0, 0)

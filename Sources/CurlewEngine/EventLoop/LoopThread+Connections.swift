@@ -41,6 +41,10 @@ extension LoopThread {
     func openSocket(for context: TransferContext, family: Int32, type: Int32, protocol: Int32) -> curl_socket_t {
         let fd = socket(family, type | Int32(SOCK_CLOEXEC.rawValue), `protocol`)
         guard fd >= 0 else { return CURL_SOCKET_BAD }
+        // A number the registry still holds was closed without the close callback: libcurl 7.88 closes
+        // some sockets of cancelled transfers so (the soak counted more connections than sockets). It is
+        // counted closed now that the system hands the number out again.
+        if registry.isOpened(fd) { forgetClosed(fd) }
         let key = context.exchange.request.poolKey
         ledger.socketOpened(
             key, by: &context.connection, mayMultiplex: defaults.mayMultiplex(key), into: &pass.connectionFindings)
@@ -54,6 +58,12 @@ extension LoopThread {
 
     /// curl closes every socket through here, so the epoll set never watches a closed (or reused) fd.
     func closeSocket(_ socket: curl_socket_t) -> Int32 {
+        forgetClosed(socket)
+        return close(socket)
+    }
+
+    /// Counts a socket curl opened as closed: its key's connections, the gauges, the watched set.
+    private func forgetClosed(_ socket: curl_socket_t) {
         if let key = registry.forget(socket) {
             gauges?.socketClosed(socket, now: MonotonicClock.now())
             ledger.socketClosed(key, into: &pass.connectionFindings)
@@ -61,6 +71,5 @@ extension LoopThread {
         }
         counters.socketsWatched.store(registry.watched, ordering: .relaxed)
         counters.epollControlCalls.store(registry.controlCalls, ordering: .relaxed)
-        return close(socket)
     }
 }

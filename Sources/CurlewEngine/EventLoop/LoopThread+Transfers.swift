@@ -96,7 +96,16 @@ extension LoopThread {
                 }
             case .checkIdle(let id):
                 guard let context = context(id) else { continue }
-                machine.idleCheck(id, lastActivity: context.lastActivity(now: now), now: now, into: &actions)
+                let lastActivity = context.lastActivity(now: now)
+                // Stalled by libcurl, not waiting for a producer that has nothing to send yet (a full-duplex
+                // exchange whose response ended first waits for its body as before).
+                if context.earlyAnswer == .answered, lastActivity &+ CurlQuirks.earlyAnswerGrace <= now,
+                    machine.pauseState(of: id)?.send == false
+                {
+                    settleEarlyAnswer(context)
+                    continue
+                }
+                machine.idleCheck(id, lastActivity: lastActivity, now: now, into: &actions)
                 publishCounts()
             case .drained:
                 exiting = true
@@ -164,6 +173,11 @@ extension LoopThread {
     /// Reads curl's completion messages and finishes those transfers (outside curl's callbacks).
     func collectFinished() {
         for shard in shards { collectFinished(shard) }
+        handOverCompleted()
+    }
+
+    /// Hands the completed buffered transfers' outcomes to their callers.
+    func handOverCompleted() {
         guard !completed.isEmpty else { return }
         // Moved out in order (reversed, then popped), not copied: a copy retains each part of a response.
         completed.reverse()
@@ -178,25 +192,30 @@ extension LoopThread {
             var pointer: UnsafePointer<CChar>?
             guard curlew_easy_getinfo_string(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { continue }
             let context = Unmanaged<TransferContext>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
-            let id = context.id
-            let code = context.settledCode(code)
-            if context.exchange.streamsResponse {
-                finishStreamed(context, code: code)
-                continue
-            }
-            let outcome = ResponseBuilder.outcome(for: context, code: code, configuration: configuration)
-            switch outcome {
-            case .success, .streamed: counters.completedTransfers.add(1, ordering: .relaxed)
-            case .failure: counters.failedTransfers.add(1, ordering: .relaxed)
-            }
-            _ = takeContext(id)
-            remove(context)
-            // The machine frees the place (and may start the next waiting transfer) before the caller hears.
-            _ = machine.complete(id, now: now, into: &actions)
-            publishCounts()
-            completed.append((context.exchange, outcome))
-            performActions()
+            finish(context, code: context.settledCode(code))
         }
+    }
+
+    /// Ends a transfer curl finished with `code` (or one the loop ends as curl should have: see
+    /// `settleEarlyAnswer(_:)`). A buffered outcome waits in `completed` for `handOverCompleted()`.
+    func finish(_ context: TransferContext, code: CURLcode) {
+        if context.exchange.streamsResponse {
+            finishStreamed(context, code: code)
+            return
+        }
+        let id = context.id
+        let outcome = ResponseBuilder.outcome(for: context, code: code, configuration: configuration)
+        switch outcome {
+        case .success, .streamed: counters.completedTransfers.add(1, ordering: .relaxed)
+        case .failure: counters.failedTransfers.add(1, ordering: .relaxed)
+        }
+        _ = takeContext(id)
+        remove(context)
+        // The machine frees the place (and may start the next waiting transfer) before the caller hears.
+        _ = machine.complete(id, now: now, into: &actions)
+        publishCounts()
+        completed.append((context.exchange, outcome))
+        performActions()
     }
 
     /// A streamed response curl finished: its reader gets the end (the trailers, or the error) after the

@@ -155,6 +155,7 @@ final class LoopThread {
             if wake { drainInbox() }
             fireTimers()
             if !pass.uploadEnds.isEmpty { runAfterUploadEnds() }
+            if !pass.earlyAnswers.isEmpty { watchEarlyAnswers() }
             if !pass.transferEvents.isEmpty { tellMachineAboutTransfers() }
             if !pass.connectionFindings.isEmpty { tellMachineAboutKeys() }
             collectFinished()

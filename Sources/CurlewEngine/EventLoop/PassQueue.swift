@@ -17,4 +17,7 @@ struct PassQueue {
     var uploadEnds: [TransferContext] = []
     /// Streamed HTTP/2 responses whose trailers arrived this pass: their body ends at the end of it.
     var trailerEnds: [TransferContext] = []
+    /// Uploads over HTTP/2 whose response moved this pass, to see whether it is whole before the request
+    /// body (see `LoopThread.watchEarlyAnswers()`).
+    var earlyAnswers: [TransferContext] = []
 }

@@ -63,6 +63,12 @@ struct SocketRegistry {
         entries[index] = Entry(key: key)
     }
 
+    /// Whether `fd` is registered as a socket curl opened (and has not closed through the callback).
+    func isOpened(_ fd: Int32) -> Bool {
+        let index = Int(fd)
+        return index >= 0 && index < entries.count && entries[index].key != nil
+    }
+
     /// Whether curl currently wants events on `fd`. An unwanted registered socket is removed here.
     mutating func isWanted(_ fd: Int32) -> Bool {
         let index = Int(fd)

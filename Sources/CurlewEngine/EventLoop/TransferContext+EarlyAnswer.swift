@@ -1,8 +1,9 @@
-// Curlew — an HTTP/2 exchange whose response ended before its request body, which libcurl fails at the
-// body's last send on some versions.
+// Curlew — an HTTP/2 exchange whose response ended before its request body: libcurl fails it at the
+// body's last send on some versions, and lets it stall on older ones.
 
 import CCurl
 import CCurlShims
+import HTTPTypes
 
 extension TransferContext {
     /// curl's code for this transfer, with the failure of a complete exchange's last send taken back.
@@ -19,6 +20,27 @@ extension TransferContext {
         return CURLE_OK
     }
 
+    /// The response moved: whether it is now whole before the request body is looked at once curl has
+    /// returned (``CurlQuirks/earlyAnswerStallsHTTP2Upload``).
+    func queueEarlyAnswerCheck() {
+        earlyAnswer = .queued
+        shard.thread.pass.earlyAnswers.append(self)
+    }
+
+    /// Whether the final response has arrived whole over HTTP/2 while curl has not had the whole request
+    /// body: its `Content-Length` received (as sent, before any decoding), or an answer without a body.
+    var answeredWholeBeforeItsBody: Bool {
+        guard failure == nil, head.isComplete, head.isHTTP2, head.statusCode >= 200, !requestBodyHandedOver else {
+            return false
+        }
+        let code = head.statusCode
+        if exchange.request.request.method == .head || code == 204 || code == 304 { return true }
+        guard let length = head.contentLength else { return false }
+        var received: curl_off_t = 0
+        _ = curlew_easy_getinfo_off(handle.raw, CURLINFO_SIZE_DOWNLOAD_T, &received)
+        return Int(received) >= length
+    }
+
     /// Whether curl has had the whole request body: its end from the read callback, or as many bytes as a
     /// body given up front declares.
     private var requestBodyHandedOver: Bool {
@@ -28,4 +50,17 @@ extension TransferContext {
         _ = curlew_easy_getinfo_off(handle.raw, CURLINFO_SIZE_UPLOAD_T, &sent)
         return Int(sent) >= length
     }
+}
+
+/// The watch for a response that arrives whole before its request body was sent, on a libcurl that
+/// would then stall (``CurlQuirks/earlyAnswerStallsHTTP2Upload``). Loop thread only.
+enum EarlyAnswerWatch {
+    /// Not watched: another libcurl, no request body, or a host spoken to over HTTP/1.1.
+    case off
+    /// Watched; nothing to look at this pass.
+    case watching
+    /// The response moved this pass: the loop looks once curl has returned.
+    case queued
+    /// Whole before its body: completes once nothing has moved for the grace period.
+    case answered
 }

@@ -70,6 +70,12 @@ extension TransferContext {
                     : exchange.request.error(.invalidResponse, "the response's chunked framing is broken: \(reason)")
                 return 0
             }
+        case .length(let remaining) where bytes.count > remaining:
+            // Never a body longer than its Content-Length (libcurl stops at it): libcurl 7.88 was seen
+            // handing bytes of a paused stream over twice (the soak; see RELIABILITY.md).
+            failure = exchange.request.error(
+                .invalidResponse, "libcurl delivered more body bytes than the response's Content-Length")
+            return 0
         case .length(let remaining):
             streamedBodyBytes += bytes.count
             wake = exchange.append(bytes, storage: &chunkStorage)

@@ -67,6 +67,8 @@ final class TransferContext {
     @exclusivity(unchecked) var heldReadSocket: Int32 = -1
     /// The read callback has handed curl the request body's end.
     @exclusivity(unchecked) var requestBodyEnded = false
+    /// Where the watch for a response whole before its request body stands (libcurl before 8.1.1 only).
+    @exclusivity(unchecked) var earlyAnswer: EarlyAnswerWatch
     /// How long the transfer waited between submission and its start.
     let queuedTime: Duration
     /// Where a call reporting progress is told of this transfer's counts (nil for nearly every transfer).
@@ -101,6 +103,9 @@ final class TransferContext {
         self.counters = counters
         progress = exchange.request.request.options.progressReporter
         let now = shard.thread.now
+        earlyAnswer =
+            shard.thread.defaults.quirks.earlyAnswerStallsHTTP2Upload && exchange.request.request.body != nil
+                && shard.thread.defaults.maySpeakHTTP2(exchange.request.poolKey) ? .watching : .off
         activity = ActivityClock(started: now)
         queuedTime = .nanoseconds(Int64(clamping: now &- min(now, exchange.submitted)))
     }
@@ -121,6 +126,7 @@ final class TransferContext {
             return true
         case .complete:
             shard.thread.noteResponseHead(of: self, http2: head.isHTTP2)
+            if earlyAnswer == .watching { queueEarlyAnswerCheck() }
             if exchange.streamsResponse {
                 deliverHead()
                 return true
@@ -149,6 +155,7 @@ final class TransferContext {
     /// taken, 0 to abort the transfer, or curl's pause value.
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> Int {
         activity.lastReceive = shard.thread.now
+        if earlyAnswer == .watching { queueEarlyAnswerCheck() }
         if exchange.streamsResponse { return streamBytes(bytes) }
         if let decoder { return decode(bytes, with: decoder) }
         return store(bytes)

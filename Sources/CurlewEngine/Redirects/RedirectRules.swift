@@ -37,12 +37,13 @@ enum RedirectRules {
     ///   - target: The `Location` resolved against the request URL and its key; nil when it cannot be parsed.
     ///   - policy: The policy in force.
     ///   - hopsSoFar: Hops already followed for this request.
-    ///   - visited: `METHOD URL` of every request made so far for this call.
+    ///   - visited: `METHOD URL` of every request made so far for this call, compared byte for byte (`==`
+    ///     would take a URL with `é` for one with `e\u{301}`: a different request, no loop).
     ///   - detectsLoops: Whether a hop back to a request already made is a loop. Not with a cookie jar:
     ///     a login bounce (to a login page, back with a session cookie) revisits a URL legitimately.
     static func decide(
         request: TransportRequest, origin: PoolKey, status: Int, hasLocation: Bool, target: (url: String, key: PoolKey)?,
-        policy: RedirectPolicy, hopsSoFar: Int, visited: Set<String>, detectsLoops: Bool = true
+        policy: RedirectPolicy, hopsSoFar: Int, visited: some Sequence<String>, detectsLoops: Bool = true
     ) -> Decision {
         guard followed.contains(status), hasLocation else { return .returnResponse }
         guard let target else {
@@ -74,7 +75,8 @@ enum RedirectRules {
                 if field.indexingStrategy == .disallow { return false }
                 return crossOriginAllowed.contains(field.name) || (sendsBody && field.name == .contentType)
             })
-        if detectsLoops, visited.contains("\(next.method.rawValue) \(next.url)") {
+        let key = "\(next.method.rawValue) \(next.url)"
+        if detectsLoops, visited.contains(where: { $0.hasSameUTF8(as: key) }) {
             return .fail(.tooManyRedirects, "the redirects loop back to \(next.method.rawValue) \(next.url)")
         }
         if sendsBody, let body = next.body, !body.isReplayable {

@@ -31,7 +31,8 @@ final class RedirectWalk {
     private var current: TransportRequest
     private(set) var prepared: PreparedRequest
     private(set) var chain: [RedirectStep] = []
-    private var visited: Set<String>
+    /// `METHOD URL` of each request made: a few, compared byte for byte (see `RedirectRules.decide`).
+    private var visited: [String]
     private var queued = Duration.zero
     private(set) var hopStarted: UInt64
     /// The request of the next hop, once a redirect is to be followed; the status that led to it.
@@ -126,7 +127,7 @@ final class RedirectWalk {
         guard let next else { return }
         self.next = nil
         chain.append(RedirectStep(url: current.url, status: next.status))
-        visited.insert("\(next.request.method.rawValue) \(next.request.url)")
+        visited.append("\(next.request.method.rawValue) \(next.request.url)")
         var request = next.request
         request.redirectIndex = chain.count
         prepared = try PreparedRequest(request, urls: session.urls)

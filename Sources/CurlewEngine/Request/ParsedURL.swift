@@ -35,7 +35,12 @@ final class ParsedURL: @unchecked Sendable {
             return .failure(.refused(curl_url_strerror(code).map { String(cString: $0) } ?? "malformed URL"))
         }
         let scheme = part(handle, CURLUPART_SCHEME) ?? ""
-        let host = part(handle, CURLUPART_HOST) ?? ""
+        var host = part(handle, CURLUPART_HOST) ?? ""
+        // An IPv6 zone ID names the link the address is on: another zone, another host (and origin, which
+        // credentials must not cross), kept as the URL writes it.
+        if host.hasPrefix("["), let zone = part(handle, CURLUPART_ZONEID) {
+            host = String(host.dropLast()) + "%25" + zone + "]"
+        }
         let port = part(handle, CURLUPART_PORT, flags: UInt32(CURLU_DEFAULT_PORT)).flatMap { Int($0) } ?? 0
         var normalized: UnsafeMutablePointer<CChar>?
         if curl_url_get(handle, CURLUPART_URL, &normalized, 0) != CURLUE_OK { normalized = nil }
@@ -64,26 +69,58 @@ final class ParsedURL: @unchecked Sendable {
         curl_free(normalized)
     }
 
-    /// `reference` (a `Location` value) resolved against `base` with libcurl's URL parser, as libcurl
-    /// resolves the redirects it reports; nil when it cannot be parsed. An empty reference (spaces aside)
-    /// is the base itself without its fragment (RFC 3986 §5.2.2), where libcurl would take the base's
-    /// parent path.
+    /// `reference` (a `Location` value) resolved against `base` with libcurl's URL parser (libcurl's checks
+    /// and its escaping of spaces and other bytes in a relative reference included); nil when it cannot
+    /// be parsed.
+    ///
+    /// libcurl merges the path; the query and fragment are placed by RFC 3986 §5.2.2, where libcurl (7.81
+    /// on) strays: the base's fragment takes no part (libcurl 7.88 resolves `x` against `/a/b#f/g` as
+    /// `/a/b#f/x`, and before 8.12.0 put a query-only reference after the fragment, curl #15848); an
+    /// empty reference (spaces aside) is the base without its fragment, and a fragment-only one (`#part`)
+    /// the base with that fragment, where libcurl takes the base's parent path (before 8.8.0 for `#part`,
+    /// curl #13394); a query after dot segments (`./?q`, `../?q`) follows the path's last `/`, which
+    /// libcurl 7.88 drops (`/a/b` and `./?q` made `/a?q`, not `/a/?q`).
     static func resolve(_ reference: String, against base: String) -> String? {
-        guard let handle = curl_url() else { return nil }
+        guard let handle = baseHandle(base) else { return nil }
         defer { curl_url_cleanup(handle) }
-        guard base.withCString({ curl_url_set(handle, CURLUPART_URL, $0, 0) }) == CURLUE_OK else { return nil }
-        if isEmptyReference(reference) {
-            guard curl_url_set(handle, CURLUPART_FRAGMENT, nil, 0) == CURLUE_OK else { return nil }
-        } else {
-            guard
-                reference.withCString({ curl_url_set(handle, CURLUPART_URL, $0, UInt32(CURLU_NON_SUPPORT_SCHEME)) })
-                    == CURLUE_OK
-            else { return nil }
+        if !isEmptyReference(reference) {
+            // libcurl's reading of the whole reference: its checks, its escaping, its query and fragment.
+            // (A handle of its own: curl_url_dup drops an IPv6 zone ID, seen with libcurl 7.88.)
+            guard let whole = baseHandle(base) else { return nil }
+            defer { curl_url_cleanup(whole) }
+            guard set(whole, reference) else { return nil }
+            guard let end = reference.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
+            else { return part(whole, CURLUPART_URL) }
+            // The path alone (when the reference has one), then the reference's query (the base's when it has
+            // neither path nor query) and fragment, as text (libcurl would lower-case the escapes in a part
+            // it is given) parsed again.
+            let path = String(Substring(reference.utf8[..<end]))
+            let ownQuery = !path.isEmpty || reference.utf8[end] == UInt8(ascii: "?")
+            if !path.isEmpty { guard set(handle, path) else { return nil } }
+            if ownQuery { guard curl_url_set(handle, CURLUPART_QUERY, nil, 0) == CURLUE_OK else { return nil } }
+            guard var url = part(handle, CURLUPART_URL) else { return nil }
+            if ownQuery, let query = part(whole, CURLUPART_QUERY) { url += "?" + query }
+            if let fragment = part(whole, CURLUPART_FRAGMENT) { url += "#" + fragment }
+            guard set(handle, url) else { return nil }
         }
-        var pointer: UnsafeMutablePointer<CChar>?
-        guard curl_url_get(handle, CURLUPART_URL, &pointer, 0) == CURLUE_OK, let pointer else { return nil }
-        defer { curl_free(pointer) }
-        return String(cString: pointer)
+        return part(handle, CURLUPART_URL)
+    }
+
+    /// A handle holding `base` without its fragment; nil when libcurl refuses `base`.
+    private static func baseHandle(_ base: String) -> OpaquePointer? {
+        guard let handle = curl_url() else { return nil }
+        guard base.withCString({ curl_url_set(handle, CURLUPART_URL, $0, 0) }) == CURLUE_OK,
+            curl_url_set(handle, CURLUPART_FRAGMENT, nil, 0) == CURLUE_OK
+        else {
+            curl_url_cleanup(handle)
+            return nil
+        }
+        return handle
+    }
+
+    /// `reference` resolved on `handle`, as libcurl resolves a redirect it does not follow.
+    private static func set(_ handle: OpaquePointer, _ reference: String) -> Bool {
+        reference.withCString { curl_url_set(handle, CURLUPART_URL, $0, UInt32(CURLU_NON_SUPPORT_SCHEME)) } == CURLUE_OK
     }
 
     /// Whether a `Location` value is an empty reference (spaces and tabs aside): the base URL itself.
@@ -104,6 +141,9 @@ final class ParsedURL: @unchecked Sendable {
 /// so a stream of distinct URLs costs one insertion each and memory stays under `capacity` entries.
 final class ParsedURLCache: Sendable {
     private struct Entry {
+        /// The URL parsed, compared byte for byte on a hit: the dictionary's keys match by canonical
+        /// equivalence (`é` and `e\u{301}`), which are different URLs to libcurl.
+        let url: String
         let parsed: ParsedURL
         /// Whether the string starts with `http://` or `https://`, ignoring case: checked once per URL.
         let hasHTTPScheme: Bool
@@ -143,8 +183,8 @@ final class ParsedURLCache: Sendable {
     private func cached(_ url: String) -> Entry? {
         guard capacity > 0 else { return nil }
         return entries.withLock { entries -> Entry? in
-            if let last = entries.last, last.url == url { return last.entry }
-            guard let found = entries.byURL[url] else { return nil }
+            if let last = entries.last, last.url.hasSameUTF8(as: url) { return last.entry }
+            guard let found = entries.byURL[url], found.url.hasSameUTF8(as: url) else { return nil }
             entries.last = (url, found)
             return found
         }
@@ -155,7 +195,7 @@ final class ParsedURLCache: Sendable {
     // which is harmless.
     private func parseAndKeep(_ url: String, hasHTTPScheme: Bool) -> Result<Entry, ParsedURL.ParseFailure> {
         ParsedURL.parse(url).map { parsed in
-            let entry = Entry(parsed: parsed, hasHTTPScheme: hasHTTPScheme)
+            let entry = Entry(url: url, parsed: parsed, hasHTTPScheme: hasHTTPScheme)
             guard capacity > 0 else { return entry }
             entries.withLock { entries in
                 if entries.byURL.count >= capacity { entries.byURL.removeAll(keepingCapacity: true) }
@@ -168,4 +208,24 @@ final class ParsedURLCache: Sendable {
 
     /// How many URLs are cached (for tests).
     var count: Int { entries.withLock { $0.byURL.count } }
+}
+
+// URL texts compared byte for byte, where Swift's `==` (canonical equivalence) is not what is meant.
+extension String {
+    /// Whether the two strings hold the same UTF-8 bytes.
+    ///
+    /// `==` compares by Unicode canonical equivalence: `"é"` (U+00E9) equals `"e\u{301}"`, and two combining
+    /// marks equal the same marks in the other order (the same byte count), though in a URL they are
+    /// different bytes on the wire, to the server and in libcurl's parsed handle. Equal storage is found
+    /// without reading the bytes.
+    @inline(__always)
+    package func hasSameUTF8(as other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        let contiguous = utf8.withContiguousStorageIfAvailable { mine in
+            other.utf8.withContiguousStorageIfAvailable { theirs in
+                mine.baseAddress == theirs.baseAddress || mine.elementsEqual(theirs)
+            }
+        }
+        return (contiguous ?? nil) ?? utf8.elementsEqual(other.utf8)
+    }
 }

@@ -24,7 +24,9 @@ struct ReceivedHead: Sendable {
     }
 
     /// The fields in the order received. A line without a colon, or whose name is not an HTTP token,
-    /// is left out.
+    /// is left out. A line that starts with a space or a tab continues the value of the field before it,
+    /// after one space: a user agent must unfold obs-fold (RFC 9112 §5.2), which libcurl 7.88 hands over
+    /// as a line of its own (8.23 joins it first). Such lines used to be dropped (found comparing with h11).
     var fields: HTTPFields {
         state.withLock { state in
             if let fields = state.fields { return fields }
@@ -37,28 +39,48 @@ struct ReceivedHead: Sendable {
     private static func parse(_ lines: [UInt8]) -> HTTPFields {
         var fields = HTTPFields()
         lines.withUnsafeBytes { bytes in
+            // Whether the last line became a field, which a continuation line then extends.
+            var continues = false
             var start = 0
             while start < bytes.count {
                 var end = start
                 while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
                 let line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
-                if let colon = line.firstIndex(of: UInt8(ascii: ":")),
+                if let first = line.first, first == 0x20 || first == 0x09 {
+                    if continues { unfold(ResponseHeadParser.trimmed(line), into: &fields) }
+                } else if let colon = line.firstIndex(of: UInt8(ascii: ":")),
                     let name = name(UnsafeRawBufferPointer(rebasing: line[..<colon]))
                 {
-                    let value = ResponseHeadParser.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...]))
-                    if isPrintableASCII(value) {
-                        // The usual case: one String, no repair pass.
-                        fields.append(HTTPField(name: name, value: String(decoding: value, as: UTF8.self)))
-                    } else if let repaired = repaired(value) {
-                        fields.append(HTTPField(name: name, lenientValue: repaired))
-                    } else {
-                        fields.append(HTTPField(name: name, value: ""))
-                    }
+                    fields.append(field(name, ResponseHeadParser.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...]))))
+                    continues = true
+                } else {
+                    continues = false
                 }
                 start = end + 1
             }
         }
         return fields
+    }
+
+    private static func field(_ name: HTTPField.Name, _ value: UnsafeRawBufferPointer) -> HTTPField {
+        if isPrintableASCII(value) {
+            // The usual case: one String, no repair pass.
+            return HTTPField(name: name, value: String(decoding: value, as: UTF8.self))
+        }
+        if let repaired = repaired(value) { return HTTPField(name: name, lenientValue: repaired) }
+        return HTTPField(name: name, value: "")
+    }
+
+    /// Appends the continuation `more`, made a value as any other, to the last field's value after a space.
+    private static func unfold(_ more: UnsafeRawBufferPointer, into fields: inout HTTPFields) {
+        guard let last = fields.indices.last else { return }
+        let previous = fields[last]
+        let addition = field(previous.name, more).withUnsafeBytesOfValue { Array($0) }
+        guard !addition.isEmpty else { return }
+        var value = previous.withUnsafeBytesOfValue { Array($0) }
+        if !value.isEmpty { value.append(0x20) }
+        value.append(contentsOf: addition)
+        fields[last] = value.withUnsafeBytes { field(previous.name, $0) }
     }
 
     private static func name(_ bytes: UnsafeRawBufferPointer) -> HTTPField.Name? {

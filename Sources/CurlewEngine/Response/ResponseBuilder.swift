@@ -46,16 +46,12 @@ enum ResponseBuilder {
         _ = curlew_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &urlPointer)
         let effectiveURL = effectiveURL(urlPointer, requested: context.exchange.request.request.url)
         var redirectURL: String?
-        if (300..<400).contains(code), context.head.hasLocation {
-            // The Location resolved by libcurl's URL parser (relative references included); nil when it
-            // cannot be parsed.
-            var location: UnsafePointer<CChar>?
-            if curlew_easy_getinfo_string(easy, CURLINFO_REDIRECT_URL, &location) == CURLE_OK, let location {
-                redirectURL = String(cString: location)
-            } else if let value = context.head.fields[.location], ParsedURL.isEmptyReference(value) {
-                // libcurl reports no redirect for an empty Location: the same URL (RFC 3986 §5.2.2).
-                redirectURL = ParsedURL.resolve(value, against: effectiveURL)
-            }
+        if (300..<400).contains(code), context.head.hasLocation, let location = context.head.fields[.location] {
+            // The Location resolved as for a streamed response (relative references included); nil when it
+            // cannot be parsed. Not libcurl's CURLINFO_REDIRECT_URL, which strays from RFC 3986 where
+            // `ParsedURL.resolve` does not (an empty or fragment-only reference, a request URL with a
+            // fragment, a query after dot segments).
+            redirectURL = ParsedURL.resolve(location, against: effectiveURL)
         }
         var response = TransportResponse(
             status: HTTPResponse.Status(code: code),

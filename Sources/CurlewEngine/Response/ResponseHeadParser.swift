@@ -12,7 +12,9 @@ import Glibc
 /// head-size limit over every head of the response (interim ones included, so endless 1xx heads cannot
 /// evade it), requires each head to start with a strict status line (`HTTP/` in that case, a version,
 /// a three-digit code: libcurl accepts `Http/1.1`), and rejects two different `Content-Length` values,
-/// which libcurl accepts.
+/// which libcurl accepts, and a head line that starts with CR (libcurl ends the head there, and would take
+/// the rest of the head for the body). The framing it reports is libcurl's: chunked when a
+/// `Transfer-Encoding` lists `chunked`, and no `Content-Length` when any `Transfer-Encoding` is present.
 struct ResponseHeadParser {
     enum Event: Equatable {
         /// Keep feeding lines.
@@ -31,10 +33,15 @@ struct ResponseHeadParser {
     /// computed property would copy the whole parser.
     private(set) var hasTrailers = false
     private(set) var statusCode = 0
+    /// The final head's `Content-Length`; nil when it has none, or has a `Transfer-Encoding` (see above).
     private(set) var contentLength: Int?
     private(set) var hasContentEncoding = false
-    /// Whether the final head declared `Transfer-Encoding` (a body framed by chunks).
+    /// Whether a `Transfer-Encoding` of the final head lists `chunked` (a body framed by chunks), as libcurl
+    /// decides it: any coding of any such field, whatever its case and place in the list.
     private(set) var isChunked = false
+    /// Whether the final head has a `Transfer-Encoding` field, whatever its value: libcurl then ignores
+    /// `Content-Length` and reads a body that is not chunked up to the connection's end (RFC 9112 §6.3).
+    private var hasTransferEncoding = false
     /// Whether the final head carries a `Location` field.
     private(set) var hasLocation = false
     /// Whether the response came over HTTP/2 (libcurl writes its status line as `HTTP/2 NNN`).
@@ -63,6 +70,11 @@ struct ResponseHeadParser {
             return statusLine(UnsafeRawBufferPointer(rebasing: line[0..<end]))
         }
         if end == 0 { return endOfHead() }
+        if line[0] == 0x0D {
+            // libcurl takes a line that starts with CR for the empty line that ends the head, and what
+            // follows for the body: this head's end cannot be known.
+            return .failure(.invalidResponse, "the response has a header line that starts with a carriage return")
+        }
         return fieldLine(UnsafeRawBufferPointer(rebasing: line[0..<end]))
     }
 
@@ -74,6 +86,7 @@ struct ResponseHeadParser {
         contentLength = nil
         hasContentEncoding = false
         isChunked = false
+        hasTransferEncoding = false
         hasLocation = false
         guard let code = Self.statusCode(text) else {
             let shown = String(decoding: text.prefix(64), as: UTF8.self)
@@ -118,6 +131,7 @@ struct ResponseHeadParser {
             return .more
         }
         isComplete = true
+        if hasTransferEncoding { contentLength = nil }
         return .complete
     }
 
@@ -143,7 +157,8 @@ struct ResponseHeadParser {
         } else if text.count >= 18, text[0] | 0x20 == UInt8(ascii: "t"), let colon = Self.colon(in: text),
             ASCIICase.equals(UnsafeRawBufferPointer(rebasing: text[0..<colon]), "transfer-encoding")
         {
-            isChunked = true
+            hasTransferEncoding = true
+            if !isChunked { isChunked = Self.listsChunked(UnsafeRawBufferPointer(rebasing: text[(colon + 1)...])) }
         }
         // As typed bytes: the raw buffer went through the generic element-by-element append.
         text.withMemoryRebound(to: UInt8.self) { lines.append(contentsOf: $0) }
@@ -155,6 +170,19 @@ struct ResponseHeadParser {
     private static func colon(in text: UnsafeRawBufferPointer) -> Int? {
         guard let base = text.baseAddress, let found = memchr(base, 0x3A, text.count) else { return nil }
         return UnsafeRawPointer(found) - base
+    }
+
+    /// Whether the comma-separated list `value` has an element `chunked` (any case, spaces and tabs around
+    /// it): libcurl's test, which takes `gzip, chunked` and `chunked, gzip` alike, and not `chunked;x=1`.
+    static func listsChunked(_ value: UnsafeRawBufferPointer) -> Bool {
+        var start = 0
+        while start <= value.count {
+            var end = start
+            while end < value.count, value[end] != UInt8(ascii: ",") { end += 1 }
+            if ASCIICase.equals(trimmed(UnsafeRawBufferPointer(rebasing: value[start..<end])), "chunked") { return true }
+            start = end + 1
+        }
+        return false
     }
 
     /// `bytes` without leading and trailing spaces and tabs.

@@ -18,6 +18,16 @@ extension TransferStateMachine {
         }
     }
 
+    /// The transfer's response is whole while its request body is not, on a libcurl that would let it
+    /// stall (``CurlQuirks/earlyAnswerStallsHTTP2Upload``): its idle limit becomes `limit` from now, so
+    /// the thread is asked about it once nothing has moved for that long.
+    mutating func shortenIdleTimeout(_ id: TransferID, to limit: UInt64, now: UInt64) {
+        guard let slot = live(id), case .running = slots[slot].phase else { return }
+        slots[slot].idleTimeout = min(slots[slot].idleTimeout ?? limit, limit)
+        slots[slot].idleDeadline = now &+ limit
+        scheduleTimer(slot)
+    }
+
     /// A callback paused one direction of a running transfer (curl has paused it).
     mutating func paused(_ id: TransferID, _ direction: PauseDirection) {
         guard let slot = live(id), case .running = slots[slot].phase else { return }

@@ -1,0 +1,59 @@
+// Curlew — the soak's samples: the process's open descriptors, threads and resident memory, and the
+// session's own counters, as one JSON line.
+import CurlewEngine
+import Foundation
+
+enum Sampler {
+    static func emit(round: Int, start: ContinuousClock.Instant, sent: Int, session: CurlSession, tally: Tally) {
+        let statistics = session.statistics
+        let status = procStatus()
+        let counts = tally.snapshot()
+        let descriptors = openDescriptors()
+        let sample: [String: Any] = [
+            "round": round, "seconds": seconds(since: start), "requests": sent,
+            "fds": descriptors.all, "sockets": descriptors.sockets, "threads": status["Threads"] ?? -1, "rssKiB": status["VmRSS"] ?? -1,
+            "openConnections": statistics.openConnections, "pooledHandles": statistics.pooledHandles,
+            "handlesCreated": statistics.handlesCreated, "activeTransfers": statistics.activeTransfers,
+            "queuedTransfers": statistics.queuedTransfers, "socketsWatched": statistics.socketsWatched,
+            "bufferedBytes": statistics.bufferedBytes, "connectionsOpened": statistics.connectionsOpened,
+            "completed": statistics.completedTransfers, "failed": statistics.failedTransfers,
+            "cancelled": statistics.cancelledTransfers, "unexpected": counts.unexpected,
+        ]
+        printJSON(sample)
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    static func printJSON(_ object: [String: Any]) {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    /// Open descriptors, and how many of them are sockets (the listing's own descriptor left out).
+    private static func openDescriptors() -> (all: Int, sockets: Int) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return (-1, -1) }
+        var all = 0
+        var sockets = 0
+        for name in names {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name)
+            else { continue }  // the listing's own descriptor, closed by now
+            all += 1
+            if target.hasPrefix("socket:") { sockets += 1 }
+        }
+        return (all, sockets)
+    }
+
+    /// `Threads` and `VmRSS` (KiB) from /proc/self/status.
+    private static func procStatus() -> [String: Int] {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return [:] }
+        var values: [String: Int] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(whereSeparator: { $0 == ":" || $0 == " " || $0 == "\t" })
+            if parts.count >= 2, let value = Int(parts[1]) { values[String(parts[0])] = value }
+        }
+        return values
+    }
+}

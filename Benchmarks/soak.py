@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""The soak (issue 33): `make soak` runs this by hand, never in CI.
+
+Starts nginx (HTTP/1.1, HTTPS and HTTP/2, as `make bench` configures it) and a hostile server on loopback,
+runs the `soak` executable (Sources/soak) for SOAK_REQUESTS requests through one session (at most
+SOAK_SECONDS; SOAK_ONLY=<scenario> runs one scenario alone) and reads its samples, taken between rounds
+when nothing is in flight. After the warm-up (the first tenth of the requests) the threads and the
+descriptors other than sockets must not change, no connection may be counted that is not a socket,
+the pooled easy handles must stay within the workers' number, and the resident memory may grow by at
+most 10%. Writes the samples to Benchmarks/out/soak.jsonl, the verdict to stdout and a plot to soak.png
+(matplotlib).
+"""
+import json
+import os
+import random
+import socket
+import socketserver
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import run  # noqa: E402  (nginx's configuration and certificates, shared with `make bench`)
+
+REQUESTS = int(os.environ.get("SOAK_REQUESTS", "1000000"))
+SECONDS = int(os.environ.get("SOAK_SECONDS", "3600"))
+CONCURRENCY = int(os.environ.get("SOAK_CONCURRENCY", "16"))
+PER_ROUND = int(os.environ.get("SOAK_PER_ROUND", "500"))
+BINARY = os.environ.get("SOAK_BINARY", os.path.join(HERE, ".build", "release", "soak"))
+OUT = os.path.join(HERE, "out")
+
+
+class Hostile(socketserver.BaseRequestHandler):
+    """Reads one request head and misbehaves as its `mode` says (see Scenarios.hostile)."""
+
+    def handle(self):
+        connection = self.request
+        connection.settimeout(10)
+        buffer = b""
+        while True:
+            while b"\r\n\r\n" not in buffer:
+                try:
+                    data = connection.recv(65536)
+                except OSError:
+                    return
+                if not data:
+                    return
+                buffer += data
+            head, buffer = buffer.split(b"\r\n\r\n", 1)
+            line = head.split(b"\r\n", 1)[0].decode("latin-1")
+            mode = int(line.split("mode=", 1)[1].split()[0]) if "mode=" in line else 4
+            if mode == 0:
+                return
+            if mode == 1:
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Le")
+                return
+            if mode == 2:
+                connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                return
+            if mode == 3:
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+                return
+            if mode == 5:
+                connection.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n")
+                return
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok")
+            # A moment later the server drops the connection the client keeps in its pool.
+            if random.random() < 0.5:
+                time.sleep(0.001)
+                return
+
+
+class HostileServer(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 1024
+
+
+def make_files(work):
+    sse = os.path.join(work, "sse")
+    os.makedirs(sse, exist_ok=True)
+    with open(os.path.join(sse, "soak.sse"), "w") as f:
+        f.write("retry: 1\n\n" + "".join(f"id: {n}\ndata: event {n}\n\n" for n in range(1, 5)))
+    upload = os.path.join(work, "upload.bin")
+    with open(upload, "wb") as f:
+        f.write(os.urandom(256 * 1024))
+    return upload
+
+
+def verdict(samples):
+    """The checks the issue names, on the samples after the warm-up."""
+    warm = next(s for s in samples if s["requests"] >= REQUESTS // 10 or s is samples[-1])
+    after = [s for s in samples if s["round"] >= warm["round"]]
+    end = samples[-1]
+    checks = {
+        "threads equal": len({s["threads"] for s in after}) == 1,
+        "descriptors other than sockets equal": len({s["fds"] - s["sockets"] for s in after}) == 1,
+        # Sockets beyond connections: libcurl's threaded resolver holds a socket pair per lookup in flight.
+        "no connection counted that is not a socket": all(s["openConnections"] <= s["sockets"] for s in after),
+        "easy handles bounded (pooled at a sample ≤ workers)": all(s["pooledHandles"] <= CONCURRENCY for s in after),
+        "nothing in flight at a sample": all(s["activeTransfers"] == 0 and s["queuedTransfers"] == 0 for s in after),
+        "no body bytes held at a sample": all(s["bufferedBytes"] == 0 for s in after),
+        "RSS within +10% of the warm-up's": end["rssKiB"] <= warm["rssKiB"] * 1.10,
+    }
+    return warm, end, checks
+
+
+def plot(samples, warm, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no plot")
+        return
+    x = [s["requests"] / 1e6 for s in samples]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    axes[0].plot(x, [s["rssKiB"] / 1024 for s in samples], label="RSS (MiB)")
+    axes[0].set_ylim(bottom=0)
+    axes[0].set_title("resident memory (MiB)")
+    axes[1].plot(x, [s["fds"] for s in samples], label="open descriptors")
+    axes[1].plot(x, [s["openConnections"] for s in samples], label="open connections")
+    axes[1].plot(x, [s["threads"] for s in samples], label="threads")
+    axes[1].set_ylim(bottom=0)
+    axes[1].set_title("descriptors, connections, threads")
+    axes[1].legend(fontsize=8)
+    axes[2].plot(x, [s["handlesCreated"] for s in samples], label="easy handles created")
+    axes[2].plot(x, [s["pooledHandles"] for s in samples], label="easy handles pooled")
+    axes[2].set_ylim(bottom=0)
+    axes[2].set_title("libcurl easy handles")
+    axes[2].legend(fontsize=8)
+    for ax in axes:
+        ax.axvline(warm["requests"] / 1e6, color="grey", linewidth=0.8, linestyle="--")
+        ax.set_xlabel("requests (millions)")
+    fig.suptitle("Soak: one session, samples between rounds (dashed: end of warm-up)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="curlew-soak-")
+    ca, _, _ = run.start_nginx(work)
+    upload = make_files(work)
+    hostile = HostileServer(("127.0.0.1", 0), Hostile)
+    threading.Thread(target=hostile.serve_forever, daemon=True).start()
+    configuration = {
+        "http": f"http://127.0.0.1:{run.PORT}", "https": f"https://localhost:{run.TLS_PORT}",
+        "h2": f"https://localhost:{run.H2_PORT}", "hostile": f"http://127.0.0.1:{hostile.server_address[1]}",
+        "caFile": ca, "uploadFile": upload, "requests": REQUESTS, "seconds": SECONDS,
+        "concurrency": CONCURRENCY, "perRound": PER_ROUND, "only": os.environ.get("SOAK_ONLY"),
+    }
+    path = os.path.join(work, "soak.json")
+    with open(path, "w") as f:
+        json.dump(configuration, f)
+    os.makedirs(OUT, exist_ok=True)
+    samples, summary = [], None
+    try:
+        process = subprocess.Popen([BINARY, path], stdout=subprocess.PIPE, text=True)
+        with open(os.path.join(OUT, "soak.jsonl"), "w") as log:
+            for line in process.stdout:
+                log.write(line)
+                record = json.loads(line)
+                if record.get("summary"):
+                    summary = record
+                    continue
+                samples.append(record)
+                if record["round"] % 20 == 0:
+                    print(f"{record['requests']:>9,} requests {record['seconds']:7.1f} s  fds {record['fds']} "
+                          f"threads {record['threads']} rss {record['rssKiB'] // 1024} MiB "
+                          f"connections {record['openConnections']} handles {record['handlesCreated']}", flush=True)
+        code = process.wait()
+    finally:
+        run.stop_nginx(work)
+        hostile.shutdown()
+    if summary is None or len(samples) < 3:
+        print("the soak stopped early")
+        return 1
+    warm, end, checks = verdict(samples)
+    first = samples[0]
+    print(json.dumps({"requests": summary["requests"], "seconds": round(summary["seconds"], 1),
+                      "byScenario": summary["byScenario"], "secondsByScenario": {k: round(v, 1) for k, v in summary["secondsByScenario"].items()}, "longestByScenario": {k: round(v, 3) for k, v in summary["longestByScenario"].items()}, "errors": summary["errors"],
+                      "unexpected": summary["unexpected"], "examples": summary["unexpectedExamples"]}, indent=1))
+    for label, s in (("start", first), ("after warm-up", warm), ("end", end)):
+        print(f"{label:>14}: {s['requests']:>9,} requests, {s['seconds']:7.1f} s, fds {s['fds']}, threads "
+              f"{s['threads']}, RSS {s['rssKiB']:,} KiB, open connections {s['openConnections']}, handles created "
+              f"{s['handlesCreated']}, pooled {s['pooledHandles']}, connections opened {s['connectionsOpened']:,}")
+    for name, ok in checks.items():
+        print(f"{'ok  ' if ok else 'FAIL'} {name}")
+    plot(samples, warm, os.path.join(run.ROOT, "soak.png"))
+    return 0 if code == 0 and all(checks.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
