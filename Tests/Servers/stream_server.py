@@ -65,7 +65,7 @@ Routes (the same over both protocols):
         Content-Length (none with length=none), without reading the rest. HTTP/1.1: then reads and
         drops the rest for up to 2 s and closes the connection. HTTP/2: ends the response stream and
         drops what else arrives; with reset=1 also resets the request side with NO_ERROR, in the same
-        write as the answer; with reset=later, 50 ms after it (as nginx does, in a read of its own).
+        write as the answer; with reset=later, 200 ms after it (as nginx does, in a read of its own).
     ANY /redirect?status=S&to=PATH[&read=0]
         Reads the body (unless read=0) and answers S (default 307) with Location: PATH.
     POST /slow-read?rate=B[&tag=T]
@@ -1247,7 +1247,7 @@ class H2Exchange:
         # RFC 9113 §8.1 lets a server reset the request side with NO_ERROR after a complete answer; libcurl
         # 7.88 then loses the answer when both arrive in one read, so it is done only when asked for.
         if self.query.get("reset") == "later":
-            time.sleep(0.05)
+            time.sleep(0.2)
         if self.query.get("reset") in ("1", "later"):
             self.server.reset(self.stream_id, h2.errors.ErrorCodes.NO_ERROR)
         self.body_done = True

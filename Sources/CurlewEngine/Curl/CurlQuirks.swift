@@ -106,8 +106,9 @@ struct CurlQuirks: Sendable, Hashable {
 
     /// How long a transfer answered whole before its request body was sent may sit with nothing moving
     /// before it completes (``earlyAnswerStallsHTTP2Upload``): long enough for an upload the server still
-    /// reads to show progress, short against any idle timeout.
-    static let earlyAnswerGrace: UInt64 = 100_000_000
+    /// reads to show progress on a loaded machine (100 ms cut a full-duplex exchange under the suite and
+    /// the soak together), short against any idle timeout.
+    static let earlyAnswerGrace: UInt64 = 1_000_000_000
 
     /// **Before 8.15.0:** `CURLOPT_MAXAGE_CONN` and `CURLOPT_MAXLIFETIME_CONN` compare whole seconds,
     /// truncated, with `>` (a connection idle for 2.9 s is "2 s" idle), and a maximum idle time of 0 means
