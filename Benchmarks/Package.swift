@@ -34,7 +34,7 @@ let package = Package(
         // glibc's heap figures for bench-sse (live heap, malloc_trim).
         .target(name: "BenchShims"),
         // The soak (issue 33, `make soak`): one session, a million mixed requests, its resources sampled.
-        .executableTarget(name: "soak", dependencies: [.product(name: "Curlew", package: "Curlew")]),
+        .executableTarget(name: "soak", dependencies: ["BenchShims", .product(name: "Curlew", package: "Curlew")]),
         .executableTarget(
             name: "bench-sse",
             dependencies: ["BenchCore", "BenchShims", .product(name: "Curlew", package: "Curlew")],

@@ -543,6 +543,7 @@ http {{
     location = /big {{ default_type application/octet-stream; }}
     location = /post {{ client_body_buffer_size 64k; echo_read_request_body; echo ok; }}
     location = /upload {{ client_max_body_size 0; default_type text/plain; return 200 'ok'; }}
+    location = /upload-read {{ client_max_body_size 0; default_type text/plain; echo_read_request_body; echo -n ok; }}
     location = /slow {{ default_type application/json; echo_sleep 1; echo '{{"ok":true}}'; }}
     location = /fast {{ default_type application/json; echo '{{"ok":true}}'; }}
     location = /status {{ stub_status; }}
@@ -581,6 +582,7 @@ http {{
     root {work};
     location = /small {{ default_type application/json; return 200 '{SMALL}'; }}
     location = /upload {{ client_max_body_size 0; default_type text/plain; return 200 'ok'; }}
+    location = /upload-read {{ client_max_body_size 0; default_type text/plain; echo_read_request_body; echo -n ok; }}
   }}
   # Server-sent events over HTTP/2 (issue 17): nginx's default stream limit, stated.
   server {{

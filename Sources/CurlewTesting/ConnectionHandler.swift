@@ -58,16 +58,16 @@ final class ConnectionHandler: ChannelInboundHandler {
             state.record(request)
             let closeAfter = !requestHead.isKeepAlive
             previous = Self.answer(
-                request, after: previous, handler: handler, channel: context.channel, closeAfter: closeAfter)
+                request, after: previous, handler: handler, channel: context.channel, closeAfter: closeAfter, state: state)
         }
     }
 
     /// Runs the handler off the event loop, after the previous request of the connection is answered.
     private static func answer(
         _ request: ServerRequest, after previous: Task<Void, Never>?, handler: @escaping LocalHTTPServer.Handler,
-        channel: any Channel, closeAfter: Bool
-    ) -> Task<Void, Never> {
-        Task {
+        channel: any Channel, closeAfter: Bool, state: ServerState
+    ) -> Task<Void, Never>? {
+        state.startAnswer {
             if let previous { await previous.value }
             let reply = await handler(request)
             await send(reply, on: channel, isHead: request.method == "HEAD", closeAfter: closeAfter)
@@ -120,13 +120,16 @@ final class ConnectionHandler: ChannelInboundHandler {
         let delay = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         @Sendable func next(_ remaining: Int) {
             guard remaining > 0 else { return done.succeed(true) }
-            _ = loop.scheduleTask(in: delay) {
+            let scheduled = loop.scheduleTask(in: delay) {
                 guard channel.isActive else { return done.succeed(false) }
                 channel.writeAndFlush(ByteBuffer(bytes: chunk), promise: nil)
                 next(remaining - 1)
             }
+            // Stopping the server cancels the next write: the wait ends rather than holding this task (and
+            // the channel) for good.
+            scheduled.futureResult.whenFailure { _ in done.succeed(false) }
         }
-        loop.execute { next(count) }
+        loop.submit { next(count) }.whenFailure { _ in done.succeed(false) }
         return (try? await done.futureResult.get()) ?? false
     }
 

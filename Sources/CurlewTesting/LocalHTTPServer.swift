@@ -78,6 +78,15 @@ public final class LocalHTTPServer: Sendable {
     public func shutdown() async throws {
         guard state.markStopped() else { return }
         try? await channel.close()
+        // A reply written once the event loop has stopped never completes its write, and would hold its
+        // task (and the connection) for good: replies still being made are cancelled and given a few
+        // seconds to end while the loop still runs.
+        let answers = state.takeAnswers()
+        for answer in answers { answer.cancel() }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while state.answersRunning > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
         try await group.shutdownGracefully()
     }
 
@@ -98,6 +107,9 @@ final class ServerState: Sendable {
         var statistics = ServerStatistics()
         var requests: [ServerRequest] = []
         var stopped = false
+        /// Replies being made, by number: ``LocalHTTPServer/shutdown()`` ends them before the loop stops.
+        var answers: [Int: Task<Void, Never>] = [:]
+        var answersStarted = 0
     }
 
     // NIO's lock is a pthread mutex, which the thread sanitizer understands (unlike the futex of `Mutex`).
@@ -114,6 +126,33 @@ final class ServerState: Sendable {
             return !values.stopped
         }
     }
+
+    /// Runs `answer` as a task the server's shutdown can end; nil once the server is stopping. The task
+    /// is entered under the lock its end takes, so it always leaves the table after joining it.
+    func startAnswer(_ answer: @escaping @Sendable () async -> Void) -> Task<Void, Never>? {
+        values.withLockedValue { values in
+            guard !values.stopped else { return nil }
+            let number = values.answersStarted
+            values.answersStarted += 1
+            let task = Task {
+                await answer()
+                self.answerEnded(number)
+            }
+            values.answers[number] = task
+            return task
+        }
+    }
+
+    private func answerEnded(_ number: Int) {
+        values.withLockedValue { _ = $0.answers.removeValue(forKey: number) }
+    }
+
+    /// The replies being made (shutdown).
+    func takeAnswers() -> [Task<Void, Never>] {
+        values.withLockedValue { Array($0.answers.values) }
+    }
+
+    var answersRunning: Int { values.withLockedValue { $0.answers.count } }
 
     func connectionOpened() -> Int {
         values.withLockedValue { values in

@@ -2,7 +2,7 @@
 // `b.a.test` through host overrides (LocalHTTPServer for http; h2_server.py, whose fixture leaf covers
 // `a.test` and `*.a.test`, for https).
 
-import CurlewEngine
+@testable import CurlewEngine
 import CurlewTestSupport
 import CurlewTesting
 import Foundation
@@ -130,6 +130,32 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == "id=1")
             #expect(await session.cookies() == [Cookie(domain: "a.test", path: "/", name: "id", value: "1")])
         }
+    }
+
+    /// Either way of turning the cookie engine on (`CURLOPT_COOKIEFILE`, or on libcurl 7.88 `CURLOPT_COOKIEJAR`
+    /// with no file: ``CurlQuirks/cookieFileListLeaksOnReset``) sends the jar's cookies on every request of
+    /// a handle reset and reused, and none on a request that opts out.
+    @Test(arguments: [false, true]) func everyRequestOfAReusedHandleSendsTheJar(engineOnWithoutAFileList: Bool) async throws {
+        let server = try await LocalHTTPServer.start(handler: cookieHandler)
+        var configuration = Self.configuration(.inMemory, ports: [server.port])
+        configuration.quirks.cookieFileListLeaksOnReset = engineOnWithoutAFileList
+        configuration.maxConnectionsPerHost = 1
+        let session = try CurlSession(configuration: configuration)
+        var optOut = TransferOptions()
+        optOut.handlesCookies = false
+        do {
+            #expect(try await Self.cookieSent(session, server, Self.url(server, "/set", setting: ["id=1"])) == nil)
+            for _ in 0..<4 {
+                #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == "id=1")
+            }
+            #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo"), options: optOut) == nil)
+            #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == "id=1")
+            #expect(session.statistics.handlesCreated == 1)
+        } catch {
+            Issue.record(error)
+        }
+        await session.shutdown()
+        try await server.shutdown()
     }
 
     @Test func aHostOnlyCookieIsNotSentToASubdomain() async throws {

@@ -29,7 +29,7 @@ func scratchEntries(_ directory: String) -> [String] {
 
 /// The bytes of the file at `path`; nil when it cannot be read.
 func scratchBytes(_ path: String) -> [UInt8]? {
-    FileManager.default.contents(atPath: path).map { [UInt8]($0) }
+    (try? FileContents.read(atPath: path)).map { [UInt8]($0) }
 }
 
 /// The size of the file at `path`; nil when there is none.

@@ -138,6 +138,14 @@ import Testing
         Self.expect(\.priorKnowledgeReusesConnections, [(.init(7, 81, 0), false), (.init(7, 88, 1), false), (.init(8, 0, 0), true)])
     }
 
+    @Test func pausedBytesOutliveTheTransferBefore8_1() {
+        Self.expect(\.pausedBytesOutliveTheTransfer, [(.init(7, 76, 1), true), (.init(8, 0, 1), true), (.init(8, 1, 0), false)])
+    }
+
+    @Test func theCookieFileListLeaksAtEachResetIn7_88Only() {
+        Self.expect(\.cookieFileListLeaksOnReset, [(.init(7, 87, 0), false), (.init(7, 88, 0), true), (.init(7, 88, 1), true), (.init(8, 0, 0), false)])
+    }
+
     /// Debian 12's 7.88.1, as CI runs it first: the quirks its fallbacks were written for.
     @Test func debian12sLibcurl() {
         let quirks = CurlQuirks(version: .init(7, 88, 1))
@@ -146,6 +154,7 @@ import Testing
         #expect(!quirks.pausedHTTP2StreamStallsConnection && !quirks.pausedTransferSocketStaysReadable)
         #expect(!quirks.uploadAfterCompleteResponseFails && !quirks.connectionLifetimeHasDefault)
         #expect(!quirks.http2UploadsStall && !quirks.firstByteWaitsForTheBody)
+        #expect(quirks.cookieFileListLeaksOnReset && quirks.pausedBytesOutliveTheTransfer)
     }
 }
 

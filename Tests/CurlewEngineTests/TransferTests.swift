@@ -5,6 +5,9 @@ import CCurl
 import Logging
 import HTTPTypes
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct TransferTests {
     /// An exchange on a loop that is never started: its commands are queued and never run.
@@ -23,6 +26,7 @@ import Testing
         guard case .failure(let error) = outcome else { Issue.record("expected failure"); return }
         #expect(error.code == .cancelled)
         #expect(exchange.loop.inbox.withLock { $0.commands.count } == 0)
+        discard(exchange)
     }
 
     @Test func finishResumesOnceAndLaterCallsDoNothing() async throws {
@@ -33,6 +37,7 @@ import Testing
         #expect(response.status == .ok)
         exchange.abort()  // already finished: nothing to abort
         #expect(exchange.loop.inbox.withLock { $0.commands.count } == 0)
+        discard(exchange)
     }
 
     @Test func cancelAfterSubmissionAsksTheLoopToAbort() async throws {
@@ -46,6 +51,15 @@ import Testing
         guard case .cancel = commands.last else { Issue.record("expected a cancel command"); return }
         exchange.finish(.failure(TransportError(.cancelled, message: "aborted")))
         #expect(throws: TransportError.self) { _ = try exchange.pollHead() }
+        discard(exchange)
+    }
+
+    /// Empties the never-started loop's inbox, whose `.submit` holds the exchange that holds the loop (a
+    /// running loop takes its commands at once), and closes the loop's descriptors.
+    private func discard(_ exchange: Exchange) {
+        exchange.loop.inbox.withLock { $0.commands = [] }
+        close(exchange.loop.epollFD)
+        close(exchange.loop.wakeFD)
     }
 
     @Test func headParserKeepsFinalHeadOnly() {

@@ -163,12 +163,12 @@ package final class TestProcess: Sendable {
 
     /// What the child wrote to stdout so far (``Output/file``; empty otherwise).
     package var standardOutput: Data {
-        standardOutputFile.flatMap { FileManager.default.contents(atPath: $0) } ?? Data()
+        standardOutputFile.flatMap { try? FileContents.read(atPath: $0) } ?? Data()
     }
 
     /// What the child wrote to stderr so far.
     package var standardError: String {
-        (FileManager.default.contents(atPath: standardErrorFile) ?? Data()).text
+        ((try? FileContents.read(atPath: standardErrorFile)) ?? Data()).text
     }
 
     /// Removes the log files (once nothing will read them).

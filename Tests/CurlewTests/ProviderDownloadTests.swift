@@ -69,7 +69,7 @@ private func entries(_ directory: URL) -> [String] {
 
 /// The bytes of a file; nil when it cannot be read.
 private func bytes(_ url: URL) -> [UInt8]? {
-    FileManager.default.contents(atPath: url.path).map { [UInt8]($0) }
+    (try? FileContents.read(atPath: url.path)).map { [UInt8]($0) }
 }
 
 /// Whether a name is one of Curlew's temporary download files (`.<name>.<random>.download`).

@@ -74,6 +74,36 @@ private struct CompressedUpload: TargetType {
         }
     }
 
+    /// A response keeps its request, whose options keep the call's progress reporter: once the caller lets
+    /// go of the response, nothing of the call may stay alive (the reporter held the iteration's channel,
+    /// which held the last update and its response: a cycle that kept every response).
+    @Test(arguments: [200, 503]) func aFinishedProgressCallKeepsNothingAlive(status: Int) async throws {
+        try await withServer({ _ in .respond(status: status, headers: [], body: Array("done".utf8)) }) { server, session in
+            let provider = Provider<Local>(session: session)
+            var target = Local(server, "/export")
+            target.validationType = .successCodes
+            weak var reporter: ProgressReporter?
+            do {
+                let response: ApiResponse
+                if status == 200 {
+                    response = try #require(try await collect(provider.progress(for: target)).last?.response)
+                } else {
+                    guard case .statusCode(let failed) = await progressError(provider.progress(for: target)).error else {
+                        Issue.record("expected a status-code failure")
+                        return
+                    }
+                    response = failed
+                }
+                #expect(response.statusCode == status)
+                #expect(response.data == Data("done".utf8))
+                reporter = response.request?.options.progressReporter
+                #expect(reporter != nil)
+            }
+            // The call's task may still be returning when the last element arrives.
+            #expect(await eventually(within: 5) { reporter == nil })
+        }
+    }
+
     @Test func aTransportFailureIsThrownAsCurlewError() async throws {
         let server = try await LocalHTTPServer.start { _ in .text("unused") }
         var target = try await server.withShutdown { Local($0, "/gone") }

@@ -10,3 +10,7 @@ size_t bench_heap_in_use(void) {
 void bench_heap_trim(void) {
     malloc_trim(0);
 }
+
+size_t bench_heap_free(void) {
+    return mallinfo2().fordblks;
+}

@@ -1,5 +1,6 @@
 // Curlew — the soak's samples: the process's open descriptors, threads and resident memory, and the
 // session's own counters, as one JSON line.
+import BenchShims
 import CurlewEngine
 import Foundation
 
@@ -18,6 +19,8 @@ enum Sampler {
             "bufferedBytes": statistics.bufferedBytes, "connectionsOpened": statistics.connectionsOpened,
             "completed": statistics.completedTransfers, "failed": statistics.failedTransfers,
             "cancelled": statistics.cancelledTransfers, "unexpected": counts.unexpected,
+            "heapInUseKiB": bench_heap_in_use() / 1024, "heapFreeKiB": bench_heap_free() / 1024,
+            "threadNames": threadNames(),
         ]
         printJSON(sample)
     }
@@ -44,6 +47,15 @@ enum Sampler {
             if target.hasPrefix("socket:") { sockets += 1 }
         }
         return (all, sockets)
+    }
+
+    /// The threads' names (/proc/self/task/*/comm), sorted: which thread a change in the count is.
+    private static func threadNames() -> [String] {
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return [] }
+        return tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }.sorted()
     }
 
     /// `Threads` and `VmRSS` (KiB) from /proc/self/status.

@@ -110,7 +110,7 @@ struct Scenarios: Sendable {
                 left -= count
             }
         }
-        await upload(TransportRequest(url: base + "/upload", method: .post, body: body), name, tally)
+        await upload(body, to: base, &random, name, tally)
     }
 
     /// The 256 KiB file, whole or a range of it, over HTTP/1.1 or HTTP/2.
@@ -121,18 +121,31 @@ struct Scenarios: Sendable {
         let range: Range<Int>? = Bool.random(using: &random) ? lower..<(lower + 64 * 1024) : nil
         do {
             let body = try RequestBody.file(configuration.uploadFile, range: range)
-            await upload(TransportRequest(url: base + "/upload", method: .post, body: body), name, tally)
+            await upload(body, to: base, &random, name, tally)
         } catch {
             tally.unexpected(name, "\(error)")
         }
     }
 
-    private func upload(_ request: TransportRequest, _ name: String, _ tally: Tally) async {
+    /// Three uploads in four go to a location that reads the whole body before answering; one in four to
+    /// one that answers at once (nginx then resets the HTTP/2 stream, or discards the HTTP/1.1 body).
+    private func upload(
+        _ body: RequestBody, to base: String, _ random: inout SplitMix, _ name: String, _ tally: Tally
+    ) async {
+        let answersEarly = Int.random(in: 0..<4, using: &random) == 0
+        let request = TransportRequest(url: base + (answersEarly ? "/upload" : "/upload-read"), method: .post, body: body)
         do {
             let response = try await session.execute(request)
             if response.status.code != 200 || response.body != Data("ok".utf8) {
-                tally.unexpected(name, "status \(response.status.code)")
+                let text = String(decoding: response.body.prefix(40), as: UTF8.self)
+                tally.unexpected(name, "status \(response.status.code), body \(response.body.count) bytes: \(text)")
             }
+        } catch where answersEarly && base == configuration.h2 && error.code == .streamReset
+            && CurlSession.libcurl.version < LibcurlVersion(8, 1, 1)
+        {
+            // libcurl before 8.1.1 loses an answer that arrives in one read with the stream's reset
+            // (CurlQuirks.earlyAnswerStallsHTTP2Upload): expected there, and counted as an error.
+            tally.expected(error)
         } catch {
             tally.unexpected(name, "\(error)")
         }

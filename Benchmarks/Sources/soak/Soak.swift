@@ -73,6 +73,13 @@ struct Soak {
                 }
             }
             sent += configuration.concurrency * configuration.perRound
+            // A reader that leaves a streamed response returns before the loop has removed its transfer:
+            // the sample waits (up to 2 s) for the loop to catch up, so a transfer still counted is one
+            // that stayed.
+            let settled = ContinuousClock.now + .seconds(2)
+            while curl.statistics.activeTransfers + curl.statistics.queuedTransfers > 0, ContinuousClock.now < settled {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
             Sampler.emit(round: round, start: start, sent: sent, session: curl, tally: tally)
         }
         await curl.shutdown()

@@ -133,7 +133,7 @@ public struct ApiResponse: Sendable, Equatable, CustomStringConvertible, CustomD
     public func bodyData() throws(CurlewError) -> Data {
         guard let download = storage.download else { return storage.data }
         do {
-            return try Data(contentsOf: URL(fileURLWithPath: download.filePath))
+            return try FileContents.read(atPath: download.filePath)
         } catch {
             throw .underlying(error, self)
         }

@@ -17,6 +17,12 @@ enum CurlCallbacks {
         }
     }
 
+    /// Takes and drops body bytes: what libcurl still holds from a paused write of a transfer that is
+    /// being removed (``CurlQuirks/pausedBytesOutliveTheTransfer``).
+    static let discard: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+        _, size, count, _ in size &* count
+    }
+
     /// Fills curl's upload buffer from a body that is not a block of memory (a file, a stream, or bytes
     /// sent chunked with trailers).
     static let read: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {

@@ -131,6 +131,27 @@ struct CurlQuirks: Sendable, Hashable {
     /// Curlew: each such request gets a connection of its own (``priorKnowledgeReusesConnections``).
     var priorKnowledgeReuseBreaks: Bool
 
+    /// **Before 8.1.0:** a transfer removed while libcurl holds bytes from a paused write keeps them in its
+    /// easy handle when its connection still carries other transfers (HTTP/2): `multi_done` returns before
+    /// freeing the pause buffer when the connection is in use (81b2b577df, 8.1.0, frees it first), and
+    /// `curl_easy_reset` does not touch it. The handle's next transfer gets those bytes, ahead of its own,
+    /// the first time it leaves a pause (found by the soak on 7.88: streamed uploads answered with the
+    /// bytes of an abandoned download, downloads longer than their `Content-Length`).
+    ///
+    /// Curlew: a transfer whose receive direction ever paused is resumed into a callback that drops what
+    /// libcurl kept, before its handle leaves the multi handle.
+    var pausedBytesOutliveTheTransfer: Bool
+
+    /// **7.88.x:** `curl_easy_reset` loses the list of cookie files `CURLOPT_COOKIEFILE` appends to without
+    /// freeing it (af5999a674, 7.88.0, moved the list into the options the reset clears; b559ef6f36,
+    /// #10709, 8.0.0, frees it there). Turning the cookie engine on with `CURLOPT_COOKIEFILE` for every
+    /// transfer of a pooled handle leaked one list node and its copy of the name per request (found by
+    /// LeakSanitizer: 64 nodes over the suite).
+    ///
+    /// Curlew: on these versions the engine is turned on with `CURLOPT_COOKIEJAR` set to no file, which
+    /// enables it (in every version) without a list; nothing is ever written to a file.
+    var cookieFileListLeaksOnReset: Bool
+
     /// **8.6.x:** the time to first byte (`CURLINFO_STARTTRANSFER_TIME_T`) is stamped with the first body
     /// byte (brought by d7b6ce64ce, #12480, in 8.6.0; fixed by c426277b59, #13052, in 8.7.0), so a
     /// response without a body (a 204, a redirect) has none.
@@ -164,6 +185,8 @@ struct CurlQuirks: Sendable, Hashable {
         connectionLifetimeHasDefault = version >= LibcurlVersion(8, 17, 0)
         priorKnowledgeReuseBreaks = version >= LibcurlVersion(7, 88, 0) && version < LibcurlVersion(8, 0, 0)
         firstByteWaitsForTheBody = version.minorRelease == LibcurlVersion(8, 6, 0)
+        cookieFileListLeaksOnReset = version >= LibcurlVersion(7, 88, 0) && version < LibcurlVersion(8, 0, 0)
+        pausedBytesOutliveTheTransfer = version < LibcurlVersion(8, 1, 0)
     }
 
     /// The loaded library's quirks.

@@ -78,7 +78,12 @@ extension TransferContext {
         if let jar = defaults.cookieShare {
             if options.handlesCookies != false {
                 _ = curlew_easy_setopt_share(easy.raw, jar)
-                easy.set(CURLOPT_COOKIEFILE, string: "")  // turns the engine on; the jar is the share's
+                // Turns the engine on; the jar is the share's. COOKIEFILE's list leaks at each reset on 7.88.
+                if defaults.quirks.cookieFileListLeaksOnReset {
+                    easy.set(CURLOPT_COOKIEJAR, nil)
+                } else {
+                    easy.set(CURLOPT_COOKIEFILE, string: "")
+                }
             } else {
                 // `curl_easy_reset` keeps a handle's share: a pooled handle that held the jar would still
                 // send its cookies. Moving it to the jar-less share detaches it from the jar.

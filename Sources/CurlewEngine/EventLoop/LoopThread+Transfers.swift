@@ -147,7 +147,7 @@ extension LoopThread {
             id: id, exchange: exchange, handle: handle, residue: residue, shard: shard, role: connection,
             configuration: configuration, counters: counters)
         if let error = context.applyRequest(defaults: defaults, timeout: timeout) {
-            recycle(context)
+            recycle(context, residue: context.residueAfter)
             _ = machine.startFailed(id, now: now, into: &actions)
             counters.failedTransfers.add(1, ordering: .relaxed)
             exchange.finish(.failure(error))
@@ -162,7 +162,7 @@ extension LoopThread {
             let message = String(cString: curl_multi_strerror(code))
             _ = takeContext(id)
             gauges?.transferEnded(exchange.request.poolKey)
-            recycle(context)
+            recycle(context, residue: context.residueAfter)
             _ = machine.startFailed(id, now: now, into: &actions)
             counters.failedTransfers.add(1, ordering: .relaxed)
             exchange.finish(.failure(exchange.request.error(.curl, "curl_multi_add_handle failed: \(message)")))
@@ -247,19 +247,29 @@ extension LoopThread {
         // An opener or probe that ended unsettled lets the next one try; an attached transfer stops counting.
         ledger.transferEnded(context.exchange.request.poolKey, &context.connection, into: &pass.connectionFindings)
         gauges?.transferEnded(context.exchange.request.poolKey)
+        var residue = context.residueAfter
+        if defaults.quirks.pausedBytesOutliveTheTransfer, context.receivePauses > 0 {
+            // What libcurl kept from a paused write would reach the handle's next transfer: resumed now,
+            // while the handle still has its connection, into a callback that drops it. The handle's
+            // callbacks changed, so it is reset before its next use.
+            _ = curlew_easy_setopt_data_callback(context.handle.raw, CURLOPT_WRITEFUNCTION, CurlCallbacks.discard)
+            _ = curl_easy_pause(context.handle.raw, Self.pauseBits(receive: false, send: false))
+            residue = nil
+        }
         curl_multi_remove_handle(context.shard.multi, context.handle.raw)
         counters.connectionsOpened.add(context.connectionsOpened, ordering: .relaxed)
-        recycle(context)
+        recycle(context, residue: residue)
     }
 
-    /// Frees the transfer's request resources and puts its easy handle back in the pool.
-    private func recycle(_ context: TransferContext) {
+    /// Frees the transfer's request resources and puts its easy handle back in the pool, reset unless it
+    /// keeps `residue`.
+    private func recycle(_ context: TransferContext, residue: HandleResidue?) {
         counters.noteTransferBuffer(context.reportedBufferBytes)
         context.releaseBufferCounter()
         context.releaseRequestResources()
         // A handle that sent trailers may corrupt memory on its next upload (CurlQuirks.trailersSpoilTheHandle).
         pool.give(
-            context.handle, defaults, residue: context.residueAfter,
+            context.handle, defaults, residue: residue,
             reusable: !(defaults.quirks.trailersSpoilTheHandle && context.exchange.sendsTrailers))
     }
 

@@ -83,8 +83,11 @@ public struct ProgressUpdates<Response: Sendable, Failure: Error>: AsyncSequence
 
         private func start() -> RunningCall<Element, Failure> {
             let channel = ProgressChannel<Element, Failure>()
-            let reporter = ProgressReporter(basis: sequence.basis) { progress in
-                channel.yield(ProgressUpdate(progress: progress, response: nil))
+            // Weakly: a response keeps its request, whose options keep this reporter, so a strong capture
+            // would close channel → last update → response → reporter → channel into a cycle that kept
+            // every response of a progress call alive (found by LeakSanitizer).
+            let reporter = ProgressReporter(basis: sequence.basis) { [weak channel] progress in
+                channel?.yield(ProgressUpdate(progress: progress, response: nil))
             }
             let sequence = self.sequence
             // Unstructured, because the call must outlive each `next()`; it is tied to the iteration

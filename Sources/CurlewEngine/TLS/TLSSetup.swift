@@ -87,7 +87,7 @@ struct TLSSetup: Sendable {
     private static func concatenated(_ paths: [String]) -> [UInt8]? {
         var bytes: [UInt8] = []
         for path in paths {
-            guard let contents = try? Data(contentsOf: URL(fileURLWithPath: path)) else { return nil }
+            guard let contents = try? FileContents.read(atPath: path) else { return nil }
             bytes += contents
             bytes.append(UInt8(ascii: "\n"))
         }
