@@ -134,8 +134,10 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
 
     /// Either way of turning the cookie engine on (`CURLOPT_COOKIEFILE`, or on libcurl 7.88 `CURLOPT_COOKIEJAR`
     /// with no file: ``CurlQuirks/cookieFileListLeaksOnReset``) sends the jar's cookies on every request of
-    /// a handle reset and reused, and none on a request that opts out.
-    @Test(arguments: [false, true]) func everyRequestOfAReusedHandleSendsTheJar(engineOnWithoutAFileList: Bool) async throws {
+    /// a handle reset and reused, and none on a request that opts out. The file list is not used on a
+    /// libcurl that leaks it (7.88: LeakSanitizer would report a node per request).
+    @Test(arguments: CurlQuirks.current.cookieFileListLeaksOnReset ? [true] : [false, true])
+    func everyRequestOfAReusedHandleSendsTheJar(engineOnWithoutAFileList: Bool) async throws {
         let server = try await LocalHTTPServer.start(handler: cookieHandler)
         var configuration = Self.configuration(.inMemory, ports: [server.port])
         configuration.quirks.cookieFileListLeaksOnReset = engineOnWithoutAFileList
