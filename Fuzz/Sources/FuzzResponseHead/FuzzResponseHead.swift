@@ -108,13 +108,13 @@ private func dumpResponseHead(_ input: UnsafeRawBufferPointer, to file: UnsafeMu
     case .more:
         record += ",\"verdict\":\"incomplete\""
     case .failure(let code, let message):
-        record += ",\"verdict\":\"rejected\",\"code\":\(json(code.description)),\"message\":\(json(message))"
+        record += ",\"verdict\":\"rejected\",\"code\":\(jsonString(code.description)),\"message\":\(jsonString(message))"
     case .complete:
-        record += ",\"verdict\":\"accepted\",\"status\":\(parser.statusCode),\"version\":\(json(version))"
+        record += ",\"verdict\":\"accepted\",\"status\":\(parser.statusCode),\"version\":\(jsonString(version))"
         record += ",\"http2\":\(parser.isHTTP2),\"interim\":[\(interim.map(String.init).joined(separator: ","))]"
         record += ",\"chunked\":\(parser.isChunked),\"contentLength\":\(parser.contentLength.map(String.init) ?? "null")"
         let fields = parser.fields.map { field in
-            "[\(json(field.name.rawName)),\(json(field.value)),\"\(field.withUnsafeBytesOfValue { hex(UnsafeRawBufferPointer($0)) })\"]"
+            "[\(jsonString(field.name.rawName)),\(jsonString(field.value)),\"\(field.withUnsafeBytesOfValue { hex(UnsafeRawBufferPointer($0)) })\"]"
         }
         record += ",\"fields\":[\(fields.joined(separator: ","))]"
     }
@@ -139,20 +139,4 @@ private func hex(_ bytes: UnsafeRawBufferPointer) -> String {
         text.append(digits[Int(byte & 0x0F)])
     }
     return String(decoding: text, as: UTF8.self)
-}
-
-/// `text` as a JSON string (control characters, quote and backslash escaped; the rest as UTF-8).
-private func json(_ text: String) -> String {
-    var result = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": result += "\\\""
-        case "\\": result += "\\\\"
-        case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-            let code = String(scalar.value, radix: 16)
-            result += "\\u" + String(repeating: "0", count: 4 - code.count) + code
-        default: result.unicodeScalars.append(scalar)
-        }
-    }
-    return result + "\""
 }

@@ -29,3 +29,21 @@ public func expectationFailed(_ message: String) -> Never {
     _ = line.withCString { write(2, $0, strlen($0)) }
     abort()
 }
+
+/// `text` as a JSON string (control characters, quote and backslash escaped; the rest as UTF-8), or
+/// `null`: the dump modes' records, read by the comparison scripts.
+public func jsonString(_ text: String?) -> String {
+    guard let text else { return "null" }
+    var result = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": result += "\\\""
+        case "\\": result += "\\\\"
+        case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+            let code = String(scalar.value, radix: 16)
+            result += "\\u" + String(repeating: "0", count: 4 - code.count) + code
+        default: result.unicodeScalars.append(scalar)
+        }
+    }
+    return result + "\""
+}
