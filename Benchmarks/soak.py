@@ -3,7 +3,7 @@
 
 Starts nginx (HTTP/1.1, HTTPS and HTTP/2, as `make bench` configures it) and a hostile server on loopback,
 runs the `soak` executable (Sources/soak) for SOAK_REQUESTS requests through one session (at most
-SOAK_SECONDS; SOAK_ONLY=<scenario> runs one scenario alone) and reads its samples, taken between rounds
+SOAK_SECONDS; SOAK_ONLY=<scenario>[,<scenario>…] runs those alone) and reads its samples, taken between rounds
 when nothing is in flight. After the warm-up (the first fifth of the requests) the threads and the
 descriptors other than sockets must not change, no connection may be counted that is not a socket,
 the pooled easy handles must stay within the workers' number, and the resident memory and the heap's
@@ -29,6 +29,8 @@ REQUESTS = int(os.environ.get("SOAK_REQUESTS", "1000000"))
 SECONDS = int(os.environ.get("SOAK_SECONDS", "3600"))
 CONCURRENCY = int(os.environ.get("SOAK_CONCURRENCY", "16"))
 PER_ROUND = int(os.environ.get("SOAK_PER_ROUND", "500"))
+# Quiet seconds after the last round before a last sample: libdispatch retires a task-pool worker idle for 5 s.
+REST = int(os.environ.get("SOAK_REST", "8"))
 BINARY = os.environ.get("SOAK_BINARY", os.path.join(HERE, ".build", "release", "soak"))
 OUT = os.path.join(HERE, "out")
 
@@ -90,46 +92,76 @@ def make_files(work):
     return upload
 
 
+def pool_workers(sample):
+    """libdispatch's workers for Swift's default task pool (com.apple.root.default-qos, as /proc cuts it)."""
+    return len([name for name in sample.get("threadNames", []) if name.endswith("default-qos")])
+
+
 def own_threads(sample):
     """Threads other than libdispatch's workers, which run Swift's task pool (named com.apple.root.*-qos*):
     the loop thread, the process's main thread and libcurl's resolver threads."""
     return len([name for name in sample.get("threadNames", []) if "qos" not in name])
 
 
+def thread_names(pid):
+    names = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:
+            pass  # the thread ended while being listed
+    return names
+
+
 def mean(values):
     return sum(values) / len(values)
 
 
-def verdict(samples):
-    """The checks the issue names, on the samples after the warm-up."""
-    # The first fifth: the runtime's thread pool still grows in the first tenth (libdispatch started a
-    # third default-QoS worker at 160,000 requests in one run, and kept it).
-    warm = next(s for s in samples if s["requests"] >= REQUESTS // 5 or s is samples[-1])
+def verdict(samples, idle):
+    """The checks the issue names, on the samples after the warm-up, the one taken at rest (the process's own
+    sample when it wakes from the quiet spell), and the threads read from outside while it was idle."""
+    rest = next((s for s in samples if s.get("atRest")), None)
+    samples = [s for s in samples if not s.get("atRest")]
+    # The warm-up: the first fifth of the requests sent (the run may have stopped at SOAK_SECONDS), while
+    # connections, handles and malloc's arenas settle.
+    warm = next(s for s in samples if s["requests"] >= samples[-1]["requests"] // 5)
     after = [s for s in samples if s["round"] >= warm["round"]]
     end = samples[-1]
     fifth = max(1, len(after) // 5)
+    cpus = os.cpu_count() or 1
     checks = {
-        # libdispatch adds a worker to the task pool when its monitor finds every worker blocked while
-        # work waits (2 more over a million requests in one run), and keeps it: reported, and the other
-        # threads checked.
-        "threads other than the task pool's equal": len({own_threads(s) for s in after}) == 1,
-        "descriptors other than sockets equal": len({s["fds"] - s["sockets"] for s in after}) == 1,
+        # Swift's task pool is libdispatch's: its monitor (once a second) adds a worker when it finds fewer
+        # workers running than CPUs while work waits (one blocked on a lock, or in free() on another
+        # thread's arena), up to twice the CPUs, and keeps it while work keeps coming. So the pool is
+        # checked against that bound and, after a quiet spell, against the warm-up; the other threads
+        # (main, the loop thread, libcurl's resolvers) must stay equal.
+        "threads other than the task pool's equal": len({own_threads(s) for s in after + ([rest] if rest else [])}) == 1,
+        f"task-pool workers within libdispatch's bound (2 × {cpus} CPUs)": all(pool_workers(s) <= 2 * cpus for s in after),
+        "at rest, no more threads than after the warm-up": rest is None or rest["threads"] <= warm["threads"],
+        "idle, no task-pool worker left and the other threads as under load":
+            idle is None or (pool_workers(idle) == 0 and own_threads(idle) == own_threads(end)),
+        "descriptors other than sockets equal": len({s["fds"] - s["sockets"] for s in after + ([rest] if rest else [])}) == 1,
         # Sockets beyond connections: libcurl's threaded resolver holds a socket pair per lookup in flight.
         "no connection counted that is not a socket": all(s["openConnections"] <= s["sockets"] for s in after),
         "easy handles bounded (pooled at a sample ≤ workers)": all(s["pooledHandles"] <= CONCURRENCY for s in after),
         "nothing in flight at a sample": all(s["activeTransfers"] == 0 and s["queuedTransfers"] == 0 for s in after),
         "no body bytes held at a sample": all(s["bufferedBytes"] == 0 for s in after),
-        "RSS within +10% of the warm-up's": end["rssKiB"] <= warm["rssKiB"] * 1.10,
-        # What the resident size is made of: bytes in live allocations, apart from what malloc keeps free.
-        # About 2 MiB that moves by ±15% from one sample to the next: the last fifth's mean against the
-        # first fifth's after the warm-up (a byte kept per request would add 1 MB over a million).
-        "heap in use within +10% (mean of the last fifth against the first after the warm-up)":
-            mean([s["heapInUseKiB"] for s in after[-fifth:]]) <= mean([s["heapInUseKiB"] for s in after[:fifth]]) * 1.10,
+        # RSS moves by ±7% between samples with what malloc keeps free: the last fifth's mean against the
+        # first fifth's after the warm-up, as for the heap.
+        "RSS within +10% (mean of the last fifth against the first after the warm-up)":
+            mean([s["rssKiB"] for s in after[-fifth:]]) <= mean([s["rssKiB"] for s in after[:fifth]]) * 1.10,
+        # What the resident size is made of: bytes in live allocations, apart from what malloc keeps free
+        # (about 2 MiB, moving by ±15% between samples). Under load it includes each worker's malloc cache
+        # (glibc's tcache counts as in use), so a worker the pool adds steps it up by ~180 KiB; at rest the
+        # retired workers have given theirs back. A byte kept per request would add 1 MB over a million.
+        "heap in use at rest within +10% of the first fifth's mean after the warm-up":
+            rest is None or rest["heapInUseKiB"] <= mean([s["heapInUseKiB"] for s in after[:fifth]]) * 1.10,
     }
-    return warm, end, checks
+    return warm, end, rest, checks
 
 
-def plot(samples, warm, path):
+def plot(samples, warm, rest, idle, path):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -148,6 +180,12 @@ def plot(samples, warm, path):
     axes[1].plot(x, [s["fds"] for s in samples], label="open descriptors")
     axes[1].plot(x, [s["openConnections"] for s in samples], label="open connections")
     axes[1].plot(x, [s["threads"] for s in samples], label="threads")
+    if rest:
+        axes[1].scatter([rest["requests"] / 1e6], [rest["threads"]], marker="x", color="black",
+                        label=f"threads after {REST} s at rest")
+    if idle:
+        axes[1].scatter([samples[-1]["requests"] / 1e6], [len(idle["threadNames"])], marker="o", facecolors="none",
+                        edgecolors="black", label="threads while idle (read from outside)")
     axes[1].set_ylim(bottom=0)
     axes[1].set_title("descriptors, connections, threads")
     axes[1].legend(fontsize=8)
@@ -164,22 +202,34 @@ def plot(samples, warm, path):
     fig.savefig(path, dpi=100)
 
 
-def report(samples, summary):
+def report(samples, summary, idle):
     """Prints the figures and the checks, draws the plot; returns whether every check held."""
-    warm, end, checks = verdict(samples)
+    warm, end, rest, checks = verdict(samples, idle)
+    samples = [s for s in samples if not s.get("atRest")]
     first = samples[0]
     if summary:
         print(json.dumps({"requests": summary["requests"], "seconds": round(summary["seconds"], 1),
                           "byScenario": summary["byScenario"], "secondsByScenario": {k: round(v, 1) for k, v in summary["secondsByScenario"].items()}, "longestByScenario": {k: round(v, 3) for k, v in summary["longestByScenario"].items()}, "errors": summary["errors"],
                           "unexpected": summary["unexpected"], "examples": summary["unexpectedExamples"]}, indent=1))
-    for label, s in (("start", first), ("after warm-up", warm), ("end", end)):
+    for label, s in (("start", first), ("after warm-up", warm), ("end", end)) + ((("at rest", rest),) if rest else ()):
         print(f"{label:>14}: {s['requests']:>9,} requests, {s['seconds']:7.1f} s, fds {s['fds']}, threads "
-              f"{s['threads']} (task pool {s['threads'] - own_threads(s)}), RSS {s['rssKiB']:,} KiB, heap in use {s['heapInUseKiB']:,} KiB, "
+              f"{s['threads']} (task pool {s['threads'] - own_threads(s)}, default-QoS workers {pool_workers(s)}), RSS {s['rssKiB']:,} KiB, heap in use {s['heapInUseKiB']:,} KiB, "
               f"free {s['heapFreeKiB']:,} KiB, open connections {s['openConnections']}, handles created "
               f"{s['handlesCreated']}, pooled {s['pooledHandles']}, connections opened {s['connectionsOpened']:,}")
+    after = [s for s in samples if s["round"] >= warm["round"]]
+    fifth = max(1, len(after) // 5)
+    for key, label in (("rssKiB", "RSS"), ("heapInUseKiB", "heap in use"), ("heapFreeKiB", "heap kept free")):
+        first, last = mean([s[key] for s in after[:fifth]]), mean([s[key] for s in after[-fifth:]])
+        print(f"{label}, mean of the first and last fifth after the warm-up ({fifth} samples each): "
+              f"{first:,.0f} and {last:,.0f} KiB ({(last / first - 1) * 100:+.1f}%)")
+    if rest and "rssAfterTrimKiB" in rest:
+        print(f"at rest, after malloc_trim gave back the free pages it could: RSS {rest['rssAfterTrimKiB']:,} KiB")
+    if idle:
+        print(f"{'idle':>14}: threads {len(idle['threadNames'])} ({', '.join(sorted(idle['threadNames']))}), read from outside "
+              f"{idle['seconds']} s into the quiet spell")
     for name, ok in checks.items():
         print(f"{'ok  ' if ok else 'FAIL'} {name}")
-    plot(samples, warm, os.path.join(run.ROOT, "soak.png"))
+    plot(samples, warm, rest, idle, os.path.join(run.ROOT, "soak.png"))
     return all(checks.values())
 
 
@@ -187,9 +237,10 @@ def main():
     # `soak.py --verdict FILE`: the checks and the plot again, from a run's samples.
     if len(sys.argv) == 3 and sys.argv[1] == "--verdict":
         records = [json.loads(line) for line in open(sys.argv[2])]
-        samples = [r for r in records if not r.get("summary")]
+        samples = [r for r in records if "round" in r]
         summary = next((r for r in records if r.get("summary")), None)
-        return 0 if report(samples, summary) else 1
+        idle = next((r for r in records if r.get("idle")), None)
+        return 0 if report(samples, summary, idle) else 1
     work = tempfile.mkdtemp(prefix="curlew-soak-")
     ca, _, _ = run.start_nginx(work)
     upload = make_files(work)
@@ -200,12 +251,13 @@ def main():
         "h2": f"https://localhost:{run.H2_PORT}", "hostile": f"http://127.0.0.1:{hostile.server_address[1]}",
         "caFile": ca, "uploadFile": upload, "requests": REQUESTS, "seconds": SECONDS,
         "concurrency": CONCURRENCY, "perRound": PER_ROUND, "only": os.environ.get("SOAK_ONLY"),
+        "restSeconds": REST,
     }
     path = os.path.join(work, "soak.json")
     with open(path, "w") as f:
         json.dump(configuration, f)
     os.makedirs(OUT, exist_ok=True)
-    samples, summary = [], None
+    samples, summary, idle = [], None, None
     try:
         process = subprocess.Popen([BINARY, path], stdout=subprocess.PIPE, text=True)
         with open(os.path.join(OUT, "soak.jsonl"), "w") as log:
@@ -214,6 +266,13 @@ def main():
                 record = json.loads(line)
                 if record.get("summary"):
                     summary = record
+                    continue
+                if record.get("resting"):
+                    # Read the threads from outside a second before the quiet spell ends: inside, a sample
+                    # needs a worker of the pool it counts.
+                    time.sleep(max(REST - 1, 0))
+                    idle = {"idle": True, "seconds": max(REST - 1, 0), "threadNames": thread_names(process.pid)}
+                    log.write(json.dumps(idle) + "\n")
                     continue
                 samples.append(record)
                 if record["round"] % 20 == 0:
@@ -227,7 +286,7 @@ def main():
     if summary is None or len(samples) < 3:
         print("the soak stopped early")
         return 1
-    held = report(samples, summary)
+    held = report(samples, summary, idle)
     return 0 if code == 0 and held else 1
 
 

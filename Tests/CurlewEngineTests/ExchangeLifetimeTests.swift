@@ -117,14 +117,14 @@ private func speakPath(rounds: Int, tag: String, over wire: Wire) -> String {
 
     /// What `/request` reports of a request sent as the speak was carried. Where this libcurl's fallbacks
     /// carry a streamed response or a streamed upload to an https host over HTTP/1.1
-    /// (``CurlQuirks/streamedResponsesAvoidHTTP2``, ``CurlQuirks/http2UploadsStall``), the speak's
+    /// (``CurlQuirks/streamedResponsesAvoidHTTP2``, ``CurlQuirks/callbackUploadsAvoidHTTP2``), the speak's
     /// connection is one of those: the next request is a streamed upload read through `perform`, which
     /// takes the same way. Elsewhere it is a plain GET.
     private func nextRequest(
         sentLikeTheSpeak wire: Wire, server: StreamTestServer, session: CurlSession, run: Int
     ) async throws -> ReceivedRequest {
         let quirks = CurlQuirks.current
-        guard wire == .http2, quirks.streamedResponsesAvoidHTTP2 || quirks.http2UploadsStall else {
+        guard wire == .http2, quirks.streamedResponsesAvoidHTTP2 || quirks.callbackUploadsAvoidHTTP2 else {
             let next = try await session.execute(TransportRequest(url: server.url("/request")))
             #expect(next.status == .ok, "run \(run)")
             let received = try ReceivedRequest(next.body)

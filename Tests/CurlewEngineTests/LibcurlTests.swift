@@ -107,7 +107,15 @@ import Testing
             (.init(8, 3, 0), false), (.init(8, 4, 0), true), (.init(8, 5, 0), true), (.init(8, 6, 0), true), (.init(8, 7, 0), false), (.init(8, 9, 1), false),
             (.init(8, 10, 0), true), (.init(8, 10, 1), true), (.init(8, 11, 0), false),
         ])
-        Self.expect(\.someTransfersAvoidHTTP2, [(.init(7, 81, 0), true), (.init(7, 88, 1), false), (.init(8, 6, 0), true)])
+        Self.expect(\.someTransfersAvoidHTTP2, [(.init(7, 81, 0), true), (.init(7, 88, 1), true), (.init(8, 1, 0), true), (.init(8, 4, 0), true), (.init(8, 7, 0), false)])
+    }
+
+    @Test func anUploadsEndDropsAPausedStreamsBytesBefore8_1() {
+        Self.expect(\.uploadEndDropsPausedStreamData, [(.init(7, 76, 1), true), (.init(7, 88, 1), true), (.init(8, 0, 1), true), (.init(8, 1, 0), false)])
+        Self.expect(\.callbackUploadsAvoidHTTP2, [
+            (.init(7, 81, 0), true), (.init(7, 88, 1), true), (.init(8, 1, 0), false), (.init(8, 4, 0), true), (.init(8, 7, 0), false),
+            (.init(8, 10, 0), true), (.init(8, 14, 1), false),
+        ])
     }
 
     @Test func theFirstByteWaitsForTheBodyIn8_6() {
@@ -155,6 +163,7 @@ import Testing
         #expect(!quirks.uploadAfterCompleteResponseFails && !quirks.connectionLifetimeHasDefault)
         #expect(!quirks.http2UploadsStall && !quirks.firstByteWaitsForTheBody)
         #expect(quirks.cookieFileListLeaksOnReset && quirks.pausedBytesOutliveTheTransfer)
+        #expect(quirks.uploadEndDropsPausedStreamData && quirks.callbackUploadsAvoidHTTP2)
     }
 }
 

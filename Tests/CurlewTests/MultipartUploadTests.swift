@@ -164,9 +164,9 @@ private func expectWholeForm(
     #expect(report.complete, "\(report.error ?? "")", sourceLocation: sourceLocation)
     #expect(report.error == nil, sourceLocation: sourceLocation)
     // A form with files or streams is read through libcurl's read callback: over HTTP/1.1 where such uploads
-    // stall over HTTP/2 (CurlQuirks.http2UploadsStall).
+    // stall over HTTP/2 or drop another stream's bytes (CurlQuirks.callbackUploadsAvoidHTTP2).
     let readByCallback = response.request?.body?.isReadByCallback == true
-    let http1 = wire == .http1 || (CurlQuirks.current.http2UploadsStall && readByCallback)
+    let http1 = wire == .http1 || (CurlQuirks.current.callbackUploadsAvoidHTTP2 && readByCallback)
     #expect(report.protocol == (http1 ? "http/1.1" : "h2"), sourceLocation: sourceLocation)
     #expect(report.chunked == false, sourceLocation: sourceLocation)
     #expect(report.transferEncoding == nil, sourceLocation: sourceLocation)

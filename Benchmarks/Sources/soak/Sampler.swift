@@ -5,12 +5,14 @@ import CurlewEngine
 import Foundation
 
 enum Sampler {
-    static func emit(round: Int, start: ContinuousClock.Instant, sent: Int, session: CurlSession, tally: Tally) {
+    static func emit(
+        round: Int, start: ContinuousClock.Instant, sent: Int, session: CurlSession, tally: Tally, atRest: Bool = false
+    ) {
         let statistics = session.statistics
         let status = procStatus()
         let counts = tally.snapshot()
         let descriptors = openDescriptors()
-        let sample: [String: Any] = [
+        var sample: [String: Any] = [
             "round": round, "seconds": seconds(since: start), "requests": sent,
             "fds": descriptors.all, "sockets": descriptors.sockets, "threads": status["Threads"] ?? -1, "rssKiB": status["VmRSS"] ?? -1,
             "openConnections": statistics.openConnections, "pooledHandles": statistics.pooledHandles,
@@ -20,8 +22,14 @@ enum Sampler {
             "completed": statistics.completedTransfers, "failed": statistics.failedTransfers,
             "cancelled": statistics.cancelledTransfers, "unexpected": counts.unexpected,
             "heapInUseKiB": bench_heap_in_use() / 1024, "heapFreeKiB": bench_heap_free() / 1024,
-            "threadNames": threadNames(),
+            "threadNames": threadNames(), "atRest": atRest,
         ]
+        if atRest {
+            // What malloc keeps free is most of what RSS moves by: the resident size once it gave back
+            // what it can tells the part that is held from the part that is cached.
+            bench_heap_trim()
+            sample["rssAfterTrimKiB"] = procStatus()["VmRSS"] ?? -1
+        }
         printJSON(sample)
     }
 

@@ -22,9 +22,16 @@ struct Scenarios: Sendable {
 
     func runOne(_ random: inout SplitMix, tally: Tally) async {
         var pick = Int.random(in: 0..<1000, using: &random)
-        // SOAK_ONLY=<name> runs one scenario alone (to find which one a figure comes from).
-        if let only = configuration.only, let index = Self.ranges.firstIndex(where: { $0.name == only }) {
-            pick = index == 0 ? 0 : Self.ranges[index - 1].end
+        // SOAK_ONLY=<name>[,<name>…] runs those scenarios alone, in their proportions (to find which one a
+        // figure comes from): a pick outside them is drawn again.
+        if let only = configuration.only {
+            let names = only.split(separator: ",").map(String.init)
+            let chosen = Self.ranges.indices.filter { names.contains(Self.ranges[$0].name) }
+            if !chosen.isEmpty {
+                while !chosen.contains(where: { Self.ranges[$0].end > pick && ($0 == 0 || Self.ranges[$0 - 1].end <= pick) }) {
+                    pick = Int.random(in: 0..<1000, using: &random)
+                }
+            }
         }
         let start = ContinuousClock.now
         let name = await run(pick, &random, tally)

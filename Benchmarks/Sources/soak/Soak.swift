@@ -33,6 +33,8 @@ struct SoakConfiguration: Decodable, Sendable {
     let perRound: Int
     /// One scenario alone, by name (nil: the mix).
     let only: String?
+    /// Seconds of quiet after the last round before a last sample (0: none).
+    let restSeconds: Int
 }
 
 @main
@@ -81,6 +83,14 @@ struct Soak {
                 try? await Task.sleep(for: .milliseconds(1))
             }
             Sampler.emit(round: round, start: start, sent: sent, session: curl, tally: tally)
+        }
+        // At rest: libdispatch retires a task-pool worker that found no work for 5 s, so after a longer quiet
+        // spell the pool is back to what idle work needs. A thread still there is one that stayed.
+        if configuration.restSeconds > 0 {
+            // soak.py reads the threads from outside while this process has nothing to run.
+            Sampler.printJSON(["resting": true])
+            try? await Task.sleep(for: .seconds(configuration.restSeconds))
+            Sampler.emit(round: round + 1, start: start, sent: sent, session: curl, tally: tally, atRest: true)
         }
         await curl.shutdown()
         let outcome = tally.snapshot()

@@ -68,6 +68,20 @@ struct CurlQuirks: Sendable, Hashable {
     /// whole, still use HTTP/2).
     var http2UploadsStall: Bool
 
+    /// **Before 8.1.0:** over HTTP/2, the end of an upload read through the read callback can drop
+    /// response bytes of another stream on the same connection. When a stream's buffer is full (its
+    /// reader paused), libcurl halts nghttp2 and keeps the rest of the DATA frame in the connection's
+    /// input buffer; an upload that ends with libcurl not counting down its length (no length given, or
+    /// cut short by an early answer) feeds that input to nghttp2 again without checking the halt
+    /// (`http2_data_done_send`), and the paused stream's next frame replaces the kept one. The paused
+    /// download fails with CURLE_PARTIAL_FILE, "transfer closed with 8192 bytes remaining" (one nginx
+    /// frame). Found by the soak on 7.88.1: 28 of 8,003 downloads mixed with streamed uploads, none on
+    /// 8.14.1. Gone with libcurl's HTTP/2 rewrite (744dcf22fa, #10771, in 8.1.0), which no longer halts
+    /// nghttp2 for a full stream.
+    ///
+    /// Curlew: as for ``http2UploadsStall``.
+    var uploadEndDropsPausedStreamData: Bool
+
     /// **Before 8.5.0, and 8.10.0:** over HTTP/2, when a request body's END_STREAM goes out after the
     /// response has ended, libcurl neither ends the transfer nor schedules another run: the finished
     /// exchange waits for a timeout. A multiplexed transfer whose response had ended kept sending until
@@ -178,6 +192,7 @@ struct CurlQuirks: Sendable, Hashable {
         http2UploadSpinsWithoutWindow = version >= LibcurlVersion(7, 88, 0) && version < LibcurlVersion(8, 0, 0)
         http2UploadsStall = [LibcurlVersion(8, 4, 0), LibcurlVersion(8, 5, 0), LibcurlVersion(8, 6, 0), LibcurlVersion(8, 10, 0)]
             .contains(version.minorRelease)
+        uploadEndDropsPausedStreamData = version < LibcurlVersion(8, 1, 0)
         endedStreamNeedsAnotherRun = version < LibcurlVersion(8, 5, 0) || version.minorRelease == LibcurlVersion(8, 10, 0)
         uploadAfterCompleteResponseFails = version >= LibcurlVersion(8, 10, 0)
         earlyAnswerStallsHTTP2Upload = version < LibcurlVersion(8, 1, 1)
@@ -199,7 +214,11 @@ struct CurlQuirks: Sendable, Hashable {
     /// Whether a streamed response to an https host goes over an HTTP/1.1 connection of its own.
     var streamedResponsesAvoidHTTP2: Bool { pausedHTTP2StreamStallsConnection || pausedHTTP2StreamLosesFlowControl }
 
+    /// Whether a request body read through libcurl's read callback (a stream, a file, a form with files) to
+    /// an https host goes over HTTP/1.1 (``http2UploadsStall``, ``uploadEndDropsPausedStreamData``).
+    var callbackUploadsAvoidHTTP2: Bool { http2UploadsStall || uploadEndDropsPausedStreamData }
+
     /// Whether some transfers to an https host avoid HTTP/2 (see ``streamedResponsesAvoidHTTP2`` and
-    /// ``http2UploadsStall``).
-    var someTransfersAvoidHTTP2: Bool { streamedResponsesAvoidHTTP2 || http2UploadsStall }
+    /// ``callbackUploadsAvoidHTTP2``).
+    var someTransfersAvoidHTTP2: Bool { streamedResponsesAvoidHTTP2 || callbackUploadsAvoidHTTP2 }
 }

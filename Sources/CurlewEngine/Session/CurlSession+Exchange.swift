@@ -101,7 +101,7 @@ extension CurlSession {
     /// `prepared` as this libcurl can carry it. Where a fallback in ``CurlQuirks`` needs it, a transfer to an
     /// https host goes over HTTP/1.1: a streamed response, which may pause, where a paused HTTP/2 stream
     /// stalls the others on its connection; a request body read through libcurl's read callback, where
-    /// HTTP/2 uploads stall. Plain http speaks HTTP/1.1 unless prior knowledge is asked for, which leaves
+    /// HTTP/2 uploads stall or their end drops another stream's bytes. Plain http speaks HTTP/1.1 unless prior knowledge is asked for, which leaves
     /// no other protocol (and before libcurl 8.0 gives each request a connection of its own).
     @inline(__always)
     func carried(_ prepared: consuming PreparedRequest, streamedResponse: Bool) -> PreparedRequest {
@@ -115,7 +115,7 @@ extension CurlSession {
             return prepared
         }
         let stalls = (streamedResponse && quirks.streamedResponsesAvoidHTTP2)
-            || (quirks.http2UploadsStall && prepared.request.body?.isReadByCallback == true)
+            || (quirks.callbackUploadsAvoidHTTP2 && prepared.request.body?.isReadByCallback == true)
         return stalls ? prepared.speakingHTTP1Only() : prepared
     }
 
