@@ -4,11 +4,13 @@
 Starts nginx (HTTP/1.1, HTTPS and HTTP/2, as `make bench` configures it) and a hostile server on loopback,
 runs the `soak` executable (Sources/soak) for SOAK_REQUESTS requests through one session (at most
 SOAK_SECONDS; SOAK_ONLY=<scenario>[,<scenario>…] runs those alone) and reads its samples, taken between rounds
-when nothing is in flight. After the warm-up (the first fifth of the requests) the threads and the
-descriptors other than sockets must not change, no connection may be counted that is not a socket,
-the pooled easy handles must stay within the workers' number, and the resident memory and the heap's
-bytes in use (glibc's count, apart from what malloc keeps free) may each grow by at most 10%. Writes
-the samples to Benchmarks/out/soak.jsonl, the verdict to stdout and a plot to soak.png (matplotlib).
+when nothing is in flight, then after SOAK_REST quiet seconds. After the warm-up (the first fifth of the
+requests) the descriptors other than sockets and the threads other than Swift's task pool must not
+change, the pool must keep within libdispatch's bound and have no worker left while idle, no connection
+may be counted that is not a socket, the pooled easy handles must stay within the workers' number, and
+the resident memory and the heap's bytes in use (glibc's count, apart from what malloc keeps free) may
+each grow by at most 10%. Writes the samples to Benchmarks/out/soak.jsonl, the verdict to stdout and a
+plot to soak.png (matplotlib).
 """
 import json
 import os
@@ -118,17 +120,24 @@ def mean(values):
     return sum(values) / len(values)
 
 
-def verdict(samples, idle):
-    """The checks the issue names, on the samples after the warm-up, the one taken at rest (the process's own
-    sample when it wakes from the quiet spell), and the threads read from outside while it was idle."""
-    rest = next((s for s in samples if s.get("atRest")), None)
-    samples = [s for s in samples if not s.get("atRest")]
+def phases(records):
+    """The samples under load, the one at rest (the process's own, when it wakes from the quiet spell; None
+    without one), the warm-up's last sample, the samples after it, and how many make a fifth of those."""
+    rest = next((s for s in records if s.get("atRest")), None)
+    load = [s for s in records if not s.get("atRest")]
     # The warm-up: the first fifth of the requests sent (the run may have stopped at SOAK_SECONDS), while
     # connections, handles and malloc's arenas settle.
-    warm = next(s for s in samples if s["requests"] >= samples[-1]["requests"] // 5)
-    after = [s for s in samples if s["round"] >= warm["round"]]
-    end = samples[-1]
-    fifth = max(1, len(after) // 5)
+    warm = next(s for s in load if s["requests"] >= load[-1]["requests"] // 5)
+    after = [s for s in load if s["round"] >= warm["round"]]
+    return load, rest, warm, after, max(1, len(after) // 5)
+
+
+def verdict(records, idle):
+    """The checks the issue names, on the samples after the warm-up, the one at rest, and the threads read
+    from outside while the process was idle."""
+    load, rest, warm, after, fifth = phases(records)
+    end = load[-1]
+    steady = after + ([rest] if rest else [])
     cpus = os.cpu_count() or 1
     checks = {
         # Swift's task pool is libdispatch's: its monitor (once a second) adds a worker when it finds fewer
@@ -136,12 +145,12 @@ def verdict(samples, idle):
         # thread's arena), up to twice the CPUs, and keeps it while work keeps coming. So the pool is
         # checked against that bound and, after a quiet spell, against the warm-up; the other threads
         # (main, the loop thread, libcurl's resolvers) must stay equal.
-        "threads other than the task pool's equal": len({own_threads(s) for s in after + ([rest] if rest else [])}) == 1,
+        "threads other than the task pool's equal": len({own_threads(s) for s in steady}) == 1,
         f"task-pool workers within libdispatch's bound (2 × {cpus} CPUs)": all(pool_workers(s) <= 2 * cpus for s in after),
         "at rest, no more threads than after the warm-up": rest is None or rest["threads"] <= warm["threads"],
         "idle, no task-pool worker left and the other threads as under load":
             idle is None or (pool_workers(idle) == 0 and own_threads(idle) == own_threads(end)),
-        "descriptors other than sockets equal": len({s["fds"] - s["sockets"] for s in after + ([rest] if rest else [])}) == 1,
+        "descriptors other than sockets equal": len({s["fds"] - s["sockets"] for s in steady}) == 1,
         # Sockets beyond connections: libcurl's threaded resolver holds a socket pair per lookup in flight.
         "no connection counted that is not a socket": all(s["openConnections"] <= s["sockets"] for s in after),
         "easy handles bounded (pooled at a sample ≤ workers)": all(s["pooledHandles"] <= CONCURRENCY for s in after),
@@ -158,7 +167,7 @@ def verdict(samples, idle):
         "heap in use at rest within +10% of the first fifth's mean after the warm-up":
             rest is None or rest["heapInUseKiB"] <= mean([s["heapInUseKiB"] for s in after[:fifth]]) * 1.10,
     }
-    return warm, end, rest, checks
+    return checks
 
 
 def plot(samples, warm, rest, idle, path):
@@ -202,22 +211,19 @@ def plot(samples, warm, rest, idle, path):
     fig.savefig(path, dpi=100)
 
 
-def report(samples, summary, idle):
+def report(records, summary, idle):
     """Prints the figures and the checks, draws the plot; returns whether every check held."""
-    warm, end, rest, checks = verdict(samples, idle)
-    samples = [s for s in samples if not s.get("atRest")]
-    first = samples[0]
+    samples, rest, warm, after, fifth = phases(records)
+    checks = verdict(records, idle)
     if summary:
         print(json.dumps({"requests": summary["requests"], "seconds": round(summary["seconds"], 1),
                           "byScenario": summary["byScenario"], "secondsByScenario": {k: round(v, 1) for k, v in summary["secondsByScenario"].items()}, "longestByScenario": {k: round(v, 3) for k, v in summary["longestByScenario"].items()}, "errors": summary["errors"],
                           "unexpected": summary["unexpected"], "examples": summary["unexpectedExamples"]}, indent=1))
-    for label, s in (("start", first), ("after warm-up", warm), ("end", end)) + ((("at rest", rest),) if rest else ()):
+    for label, s in (("start", samples[0]), ("after warm-up", warm), ("end", samples[-1])) + ((("at rest", rest),) if rest else ()):
         print(f"{label:>14}: {s['requests']:>9,} requests, {s['seconds']:7.1f} s, fds {s['fds']}, threads "
               f"{s['threads']} (task pool {s['threads'] - own_threads(s)}, default-QoS workers {pool_workers(s)}), RSS {s['rssKiB']:,} KiB, heap in use {s['heapInUseKiB']:,} KiB, "
               f"free {s['heapFreeKiB']:,} KiB, open connections {s['openConnections']}, handles created "
               f"{s['handlesCreated']}, pooled {s['pooledHandles']}, connections opened {s['connectionsOpened']:,}")
-    after = [s for s in samples if s["round"] >= warm["round"]]
-    fifth = max(1, len(after) // 5)
     for key, label in (("rssKiB", "RSS"), ("heapInUseKiB", "heap in use"), ("heapFreeKiB", "heap kept free")):
         first, last = mean([s[key] for s in after[:fifth]]), mean([s[key] for s in after[-fifth:]])
         print(f"{label}, mean of the first and last fifth after the warm-up ({fifth} samples each): "

@@ -81,8 +81,7 @@ public final class LocalHTTPServer: Sendable {
         // A reply written once the event loop has stopped never completes its write, and would hold its
         // task (and the connection) for good: replies still being made are cancelled and given a few
         // seconds to end while the loop still runs.
-        let answers = state.takeAnswers()
-        for answer in answers { answer.cancel() }
+        for answer in state.answersInProgress() { answer.cancel() }
         let deadline = ContinuousClock.now + .seconds(5)
         while state.answersRunning > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
@@ -148,7 +147,7 @@ final class ServerState: Sendable {
     }
 
     /// The replies being made (shutdown).
-    func takeAnswers() -> [Task<Void, Never>] {
+    func answersInProgress() -> [Task<Void, Never>] {
         values.withLockedValue { Array($0.answers.values) }
     }
 

@@ -8,10 +8,16 @@ import Foundation
 struct Scenarios: Sendable {
     let configuration: SoakConfiguration
     let session: CurlSession
+    /// SOAK_ONLY=<name>[,<name>…]: the scenarios run alone, in their proportions (to find which one a figure
+    /// comes from); nil: the mix (also when no name is known).
+    private let only: Set<String>?
 
     init(configuration: SoakConfiguration, session: CurlSession) {
         self.configuration = configuration
         self.session = session
+        let names = Set((configuration.only ?? "").split(separator: ",").map(String.init))
+            .intersection(Self.ranges.map(\.name))
+        only = names.isEmpty ? nil : names
     }
 
     /// Each scenario's name and the end of its range of picks (out of 1,000).
@@ -22,20 +28,16 @@ struct Scenarios: Sendable {
 
     func runOne(_ random: inout SplitMix, tally: Tally) async {
         var pick = Int.random(in: 0..<1000, using: &random)
-        // SOAK_ONLY=<name>[,<name>…] runs those scenarios alone, in their proportions (to find which one a
-        // figure comes from): a pick outside them is drawn again.
-        if let only = configuration.only {
-            let names = only.split(separator: ",").map(String.init)
-            let chosen = Self.ranges.indices.filter { names.contains(Self.ranges[$0].name) }
-            if !chosen.isEmpty {
-                while !chosen.contains(where: { Self.ranges[$0].end > pick && ($0 == 0 || Self.ranges[$0 - 1].end <= pick) }) {
-                    pick = Int.random(in: 0..<1000, using: &random)
-                }
-            }
-        }
+        // A pick outside the chosen scenarios is drawn again.
+        while let only, !only.contains(Self.name(of: pick)) { pick = Int.random(in: 0..<1000, using: &random) }
         let start = ContinuousClock.now
         let name = await run(pick, &random, tally)
         tally.count(name, seconds: Sampler.seconds(since: start))
+    }
+
+    /// The name of the scenario `pick` (0..<1000) falls on.
+    private static func name(of pick: Int) -> String {
+        ranges.first { pick < $0.end }?.name ?? ranges[ranges.count - 1].name
     }
 
     /// Runs the scenario `pick` falls on; returns its name.

@@ -101,8 +101,9 @@ extension CurlSession {
     /// `prepared` as this libcurl can carry it. Where a fallback in ``CurlQuirks`` needs it, a transfer to an
     /// https host goes over HTTP/1.1: a streamed response, which may pause, where a paused HTTP/2 stream
     /// stalls the others on its connection; a request body read through libcurl's read callback, where
-    /// HTTP/2 uploads stall or their end drops another stream's bytes. Plain http speaks HTTP/1.1 unless prior knowledge is asked for, which leaves
-    /// no other protocol (and before libcurl 8.0 gives each request a connection of its own).
+    /// HTTP/2 uploads stall or their end drops another stream's bytes. Plain http speaks HTTP/1.1 unless
+    /// prior knowledge is asked for, which leaves no other protocol (and before libcurl 8.0 gives each
+    /// request a connection of its own).
     @inline(__always)
     func carried(_ prepared: consuming PreparedRequest, streamedResponse: Bool) -> PreparedRequest {
         guard configuration.quirks.someTransfersAvoidHTTP2 else { return prepared }

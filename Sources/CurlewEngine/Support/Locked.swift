@@ -35,6 +35,17 @@ package struct Locked<State: Sendable>: @unchecked Sendable {
     }
 }
 
+/// Adaptive: a contended lock spins briefly before sleeping in the kernel. The sections are a few hundred
+/// nanoseconds, so a waiter usually gets the lock while spinning; a task-pool worker that sleeps instead is
+/// one that libdispatch's monitor may see blocked while work waits, and answer with another worker that it
+/// keeps (RELIABILITY.md, "Threads"). Made once: a `Locked` is made per exchange.
+private let adaptiveMutexAttributes: pthread_mutexattr_t = {
+    var attributes = pthread_mutexattr_t()
+    pthread_mutexattr_init(&attributes)
+    pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+    return attributes
+}()
+
 /// The heap object behind ``Locked``: the state as the header, the mutex as the single tail element,
 /// so the mutex never moves while it is in use.
 final class LockedStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
@@ -48,15 +59,7 @@ final class LockedStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
         let storage = unsafeDowncast(buffer, to: LockedStorage<State>.self)
         storage.withUnsafeMutablePointerToElements { mutex in
             mutex.initialize(to: pthread_mutex_t())
-            // Adaptive: a contended lock spins briefly before sleeping in the kernel. The sections are a
-            // few hundred nanoseconds, so a waiter usually gets the lock while spinning; a task-pool
-            // worker that sleeps instead is one that libdispatch's monitor may see blocked while work
-            // waits, and answer with another worker that it keeps (RELIABILITY.md, "Threads").
-            var attributes = pthread_mutexattr_t()
-            pthread_mutexattr_init(&attributes)
-            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-            pthread_mutex_init(mutex, &attributes)
-            pthread_mutexattr_destroy(&attributes)
+            withUnsafePointer(to: adaptiveMutexAttributes) { _ = pthread_mutex_init(mutex, $0) }
         }
         return storage
     }
