@@ -725,8 +725,8 @@ enum FormKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// those of the file, computed once by Python's zlib and hashlib.
     ///
     /// With and without a stream part after it (the file read in place by the engine, or in chunks by the
-    /// form's producer); either way in constant memory: this process's peak resident size grows by far less
-    /// than the file.
+    /// form's producer); either way in constant memory: this process's peak resident size grows by less than
+    /// half the file.
     @Test(.disabled(if: heavyTestsDisabled, "heavy: a 1 GiB upload"), arguments: [false, true])
     func aOneGibibyteSparseFileIsSentWhole(withStreamPart: Bool) async throws {
         let size = 1 << 30
@@ -751,7 +751,9 @@ enum FormKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
                 let peakBefore = try #require(peakResidentBytes())
                 let (response, report) = try await upload(Upload(server, task: .uploadMultipart(form)), session)
                 let peakAfter = try #require(peakResidentBytes())
-                #expect(peakAfter - peakBefore < 256 << 20, "peak resident size grew by \(peakAfter - peakBefore) bytes")
+                // The peak is the process's: tests running beside this one raise it too (alone it grows by
+                // about 7 MiB, in a full run CI once saw 277 MiB). Reading the file whole would add 1 GiB.
+                #expect(peakAfter - peakBefore < 512 << 20, "peak resident size grew by \(peakAfter - peakBefore) bytes")
                 expectWholeForm(report, sent: response, wire: .http1)
                 #expect(report.parts.map(\.name) == ["disk", "note"])
                 #expect(report.parts.first?.filename == "sparse.bin")
