@@ -78,7 +78,8 @@ extension TransferContext {
         if let jar = defaults.cookieShare {
             if options.handlesCookies != false {
                 _ = curlew_easy_setopt_share(easy.raw, jar)
-                // Turns the engine on; the jar is the share's. COOKIEFILE's list leaks at each reset on 7.88.
+                // Turns the engine on; the jar is the share's. Without COOKIEFILE where its list leaks at
+                // each reset (CurlQuirks.cookieFileListLeaksOnReset).
                 if defaults.quirks.cookieFileListLeaksOnReset {
                     easy.set(CURLOPT_COOKIEJAR, nil)
                 } else {
