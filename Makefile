@@ -4,10 +4,13 @@ SWIFT ?= swift
 APT_PACKAGES = libcurl4-openssl-dev zlib1g-dev ca-certificates
 # Heavy tests (thousands of sockets) are skipped under the thread sanitizer, which is ~10x slower.
 # Tests/tsan-suppressions.txt names the one report that comes from outside Curlew (SwiftNIO's future
-# bridging in the test server).
+# bridging in the test server). Reports go to files that Tests/tsan-digest.sh prints after the run, each
+# with a digest at the very end (a CI log cut to its last lines still names the race).
 # The sanitizer slows every thread several times: at most 4 tests at once keeps the task pool from
 # starving the timing-bound tests (a 0.5 s sleep took 15 s with every test running at once).
-TSAN_ENV = CURLEW_SKIP_HEAVY=1 SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=4 TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/tsan-suppressions.txt
+TSAN_REPORTS = $(CURDIR)/.build-tsan/sanitizer-reports
+TSAN_ENV = CURLEW_SKIP_HEAVY=1 SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=4 \
+	TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/tsan-suppressions.txt:log_path=$(TSAN_REPORTS)/report
 # AddressSanitizer: any memory error fails the run, and so does any leak LeakSanitizer finds at exit
 # (Tests/lsan-suppressions.txt: only code outside Curlew, each with its reason; RELIABILITY.md has the
 # triage). Swift on Linux has no -sanitize=undefined; its own run-time checks (overflow, bounds,
@@ -55,7 +58,9 @@ test: test-deps
 	done
 
 test-tsan: test-deps
-	$(TSAN_ENV) $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+	@rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
+	$(TSAN_ENV) $(SWIFT) test --sanitize=thread --scratch-path .build-tsan; \
+		status=$$?; Tests/tsan-digest.sh $(TSAN_REPORTS); exit $$status
 
 test-asan: test-deps
 	$(ASAN_ENV) $(SWIFT) test --sanitize=address --scratch-path .build-asan

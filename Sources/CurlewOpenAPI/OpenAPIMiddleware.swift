@@ -10,7 +10,6 @@ import Foundation
 #endif
 import HTTPTypes
 public import OpenAPIRuntime
-import Synchronization
 
 /// Runs an OpenAPI `ClientMiddleware` as one of Curlew's ``/Curlew/Middleware``: an authentication or
 /// logging middleware written for generated clients then runs inside Curlew's chain, in the order you
@@ -79,7 +78,7 @@ public struct OpenAPIMiddleware: Middleware {
 /// The heads of the responses the rest of the chain returned to the middleware, by the body handed out
 /// with each (a middleware may call `next` more than once).
 private final class ReceivedHeads: Sendable {
-    private let heads = Mutex<[(body: ObjectIdentifier, head: ResponseHead)]>([])
+    private let heads = Locked<[(body: ObjectIdentifier, head: ResponseHead)]>([])
 
     func record(_ head: ResponseHead, body: HTTPBody) {
         heads.withLock { $0.append((ObjectIdentifier(body), head)) }
@@ -135,7 +134,7 @@ private final class OriginalBody: Sendable {
 
 /// The bytes a ``CollectingSequence`` read.
 private final class CollectedBytes: Sendable {
-    private let stored = Mutex<Data?>(nil)
+    private let stored = Locked<Data?>(nil)
     var bytes: Data? { stored.withLock { $0 } }
     func store(_ data: Data) { stored.withLock { $0 = data } }
 }

@@ -1,7 +1,7 @@
 // Curlew — tls_server.py on loopback: HTTPS/1.1 answering every request with a report of its connection.
 
 import Foundation
-import Synchronization
+import CurlewEngine
 
 /// `tls_server.py` running on 127.0.0.1: HTTPS/1.1 with keep-alive, answering every request with a
 /// JSON report of the connection (``TLSEcho``). A request to `/close` is answered with
@@ -68,8 +68,8 @@ package final class TLSTestServer: Sendable {
 }
 
 extension TLSTestServer {
-    private static let sharedServers = Mutex<[[String]: Task<TLSTestServer, any Error>]>([:])
-    private static let startedSharedServers = Mutex<[TLSTestServer]>([])
+    private static let sharedServers = Locked<[[String]: Task<TLSTestServer, any Error>]>([:])
+    private static let startedSharedServers = Locked<[TLSTestServer]>([])
 
     /// A server for `options` shared by every test of this process that asks for the same options,
     /// started on first use and stopped when the process exits, so that not every test runs a Python

@@ -3,7 +3,6 @@
 
 import CurlewJSON
 import HTTPTypes
-import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -165,7 +164,7 @@ extension Provider {
 /// The head and request of an event stream's running attempt, for the response an undecodable event
 /// reports. Written by the attempt's task, read by the reading task.
 final class EventStreamAttempts: Sendable {
-    private let latest = Mutex<(head: ResponseHead, request: TransportRequest)?>(nil)
+    private let latest = Locked<(head: ResponseHead, request: TransportRequest)?>(nil)
 
     func set(head: ResponseHead, request: TransportRequest) {
         latest.withLock { $0 = (head, request) }

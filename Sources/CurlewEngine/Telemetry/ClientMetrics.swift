@@ -2,7 +2,6 @@
 // handlers made once per set of attributes.
 
 import CoreMetrics
-import Synchronization
 
 /// The names of the metrics a session records.
 public enum ClientMetricNames {
@@ -48,8 +47,8 @@ package final class ClientMetrics: Sendable {
         var all: [PoolKey: ServerMetrics] = [:]
     }
 
-    private let servers = Mutex(Servers())
-    private let counters = Mutex<[String: any CounterHandler]>([:])
+    private let servers = Locked(Servers())
+    private let counters = Locked<[String: any CounterHandler]>([:])
     let queueLength: any MeterHandler
 
     init(factory: any MetricsFactory, recordsURLScheme: Bool, urls: ParsedURLCache) {

@@ -3,7 +3,6 @@
 
 import CoreMetrics
 import HTTPTypes
-import Synchronization
 
 /// The metric handlers of one server (scheme, host and port).
 final class ServerMetrics: Sendable {
@@ -24,7 +23,7 @@ final class ServerMetrics: Sendable {
         var metrics: [MethodMetrics] = []
     }
 
-    private let methods = Mutex(Methods())
+    private let methods = Locked(Methods())
 
     init(_ metrics: ClientMetrics, _ key: PoolKey) {
         factory = metrics.factory
@@ -76,7 +75,7 @@ final class EndedRequests: Sendable {
         var handlers: [RequestHandlers] = []
     }
 
-    private let handlers = Mutex(Handlers())
+    private let handlers = Locked(Handlers())
 
     init(factory: any MetricsFactory, base: [(String, String)]) {
         self.factory = factory
