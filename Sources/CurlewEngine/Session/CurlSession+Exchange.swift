@@ -102,8 +102,8 @@ extension CurlSession {
     /// https host goes over HTTP/1.1: a streamed response, which may pause, where a paused HTTP/2 stream
     /// stalls the others on its connection; a request body read through libcurl's read callback, where
     /// HTTP/2 uploads stall or their end drops another stream's bytes. Plain http speaks HTTP/1.1 unless
-    /// prior knowledge is asked for, which leaves no other protocol (and before libcurl 8.0 gives each
-    /// request a connection of its own).
+    /// prior knowledge is asked for, which leaves no other protocol (and, where
+    /// ``CurlQuirks/priorKnowledgeReusesConnections`` is false, gives each request a connection of its own).
     @inline(__always)
     func carried(_ prepared: consuming PreparedRequest, streamedResponse: Bool) -> PreparedRequest {
         guard configuration.quirks.someTransfersAvoidHTTP2 else { return prepared }
