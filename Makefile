@@ -146,8 +146,9 @@ apt-packages:
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
 
-# `make bench BASELINE=<git ref>` also runs the provider built from that ref on the small GETs, interleaved
-# with the current tree's, for before/after figures in the same report.
+# `make bench BASELINE=<git ref>` also runs the provider and the engine built from that ref (with the current
+# harness) on the buffered and streamed exchanges, interleaved with the current tree's, for before/after
+# figures in the same report.
 bench: bench-deps
 	python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install -q matplotlib
 	ulimit -n 65536 2>/dev/null || true; python3 Benchmarks/run.py $(if $(BASELINE),--baseline $(BASELINE))
