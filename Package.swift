@@ -142,6 +142,11 @@ let package = Package(
         .executableTarget(
             name: "LibcurlFloorProbe", dependencies: ["Curlew", "CurlewEngine"], path: "Tests/LibcurlFloorProbe",
             swiftSettings: strict),
+        // Run by SharedSessionTests in a process of its own: a provider without a session starts nothing until
+        // its first request.
+        .executableTarget(
+            name: "SharedSessionProbe", dependencies: ["Curlew", "CurlewEngine"], path: "Tests/SharedSessionProbe",
+            swiftSettings: strict),
         .testTarget(
             name: "CurlewEngineTests",
             dependencies: [

@@ -26,7 +26,7 @@ enum Auth: TargetType {
         case .broken: "/broken"
         }
     }
-    var method: HTTPMethod {
+    var method: HTTPRequest.Method {
         switch self {
         case .login: .post
         case .broken: .get

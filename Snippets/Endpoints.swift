@@ -11,7 +11,7 @@ let server = try await LocalHTTPServer.start { _ in .json(#"{"login":"octocat"}"
 struct Profile: TargetType {
     var baseURL: URL { URL(string: "https://api.example.com")! }
     var path: String { "/users/octocat" }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { ["Accept": "application/json"] }
 }

@@ -51,7 +51,7 @@ let feedURL = server.url("/busy")
 // snippet.session
 let session = try CurlSession()
 
-var prices: [ServerSentEvent] = []
+var prices: [ServerSentEvents.Event] = []
 do {
     // Reconnects when a connection ends or fails, sending the last event ID as `Last-Event-ID`.
     for try await event in session.events(for: TransportRequest(url: ticksURL)) {
@@ -88,7 +88,7 @@ enum Market: TargetType {
 
     var baseURL: URL { URL(string: "https://market.example")! }
     var path: String { "/ticks" }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { ["Authorization": "Bearer market-token"] }
 }
@@ -124,7 +124,7 @@ enum Assistant: TargetType {
 
     var baseURL: URL { URL(string: "https://llm.example/v1")! }
     var path: String { "/chat/completions" }
-    var method: HTTPMethod { .post }
+    var method: HTTPRequest.Method { .post }
     var task: RequestTask {
         switch self {
         case .complete(let prompt):
@@ -199,7 +199,7 @@ enum MCPServer: TargetType {
 
     var baseURL: URL { URL(string: "https://tools.example")! }
     var path: String { "/mcp" }
-    var method: HTTPMethod {
+    var method: HTTPRequest.Method {
         switch self {
         case .call: .post
         case .resume: .get
@@ -239,7 +239,7 @@ var patient = EventStreamPolicy()
 patient.retryableStatuses = EventStreamPolicy.overloadStatuses  // 429, 502, 503, 504: wait, then reconnect
 patient.reconnectionTime = .seconds(1)                           // until the server sends `retry`
 patient.maxConsecutiveFailures = 10                              // then the last failure is thrown
-var ready: [ServerSentEvent] = []
+var ready: [ServerSentEvents.Event] = []
 do {
     for try await event in session.events(for: TransportRequest(url: feedURL), policy: patient) {
         ready.append(event)  // after the 503 and its Retry-After: 1
@@ -294,7 +294,7 @@ enum Site: TargetType {
     case home
     var baseURL: URL { URL(string: "https://www.example")! }
     var path: String { "/" }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
 }
@@ -328,21 +328,21 @@ do throws(CurlewError) {
 // The bytes of a stream, fed one at a time: the events are the same as when they come all at once.
 let wire = Array("\u{FEFF}: a comment\nid: 7\r\ndata: café\rdata:  two spaces\n\nid\ndata\n\nretry: 2500\nevent: done\n\nid: 8\n\ndata: cut off".utf8)
 var parser = EventStreamParser()
-var parsed: [ServerSentEvent] = []
+var parsed: [ServerSentEvents.Event] = []
 for index in wire.indices {
     try parser.parse(wire[index...index], into: &parsed)
 }
 parser.finish()  // the stream ended: "cut off" had no empty line after it and is discarded
 precondition(parsed == [
     // The BOM is stripped; CRLF and CR end lines; one space after the colon is removed.
-    ServerSentEvent(data: "café\n two spaces", id: "7"),
+    ServerSentEvents.Event(data: "café\n two spaces", id: "7"),
     // A bare `id` clears the ID; a bare `data` is an empty value, and the event is dispatched.
-    ServerSentEvent(data: "", id: ""),
+    ServerSentEvents.Event(data: "", id: ""),
 ])
 // `event: done` without data dispatched nothing; `id: 8` alone set the ID a reconnection sends.
 precondition(parser.reconnectionTime == .milliseconds(2500) && parser.lastEventID == "8")
 // snippet.end
-precondition(Curlew.ServerSentEvent.self == CurlewEngine.ServerSentEvent.self)
+precondition(Curlew.ServerSentEvents.Event.self == CurlewEngine.ServerSentEvents.Event.self)
 
 // snippet.hide
 await session.shutdown()

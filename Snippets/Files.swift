@@ -90,7 +90,7 @@ enum Reports: TargetType {
     case submit(Data)
     var baseURL: URL { URL(string: "https://reports.example")! }
     var path: String { "/upload" }
-    var method: HTTPMethod { .post }
+    var method: HTTPRequest.Method { .post }
     var task: RequestTask {
         switch self {
         case .submit(let data): .requestData(data)

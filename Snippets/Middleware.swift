@@ -28,7 +28,7 @@ enum Reports: TargetType {
 
     var baseURL: URL { URL(string: server.baseURL)! }
     var path: String { self == .daily ? "/report" : "/me" }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
 }
@@ -39,7 +39,7 @@ struct Token: AuthenticationCredential {
     let value: String
 }
 
-struct TokenService: Authenticator {
+struct TokenService: CredentialAuthenticator {
     func apply(_ credential: Token, to request: inout TransportRequest) {
         request.headerFields[.authorization] = "Bearer \(credential.value)"
     }
@@ -50,7 +50,7 @@ struct TokenService: Authenticator {
 }
 
 // Your own middleware: it wraps every attempt (the retries' included) and sees the head first.
-struct Timing: Middleware {
+struct Timing: TransportMiddleware {
     func intercept<Return>(
         _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext,
         handler: ResponseHandler<Return>

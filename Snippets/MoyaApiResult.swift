@@ -79,7 +79,7 @@ enum Auth: TargetType {
         case .slow: "/slow"
         }
     }
-    var method: HTTPMethod {
+    var method: HTTPRequest.Method {
         switch self {
         case .login: .post
         case .crash, .slow: .get

@@ -31,7 +31,7 @@ enum MyTarget: TargetType {
         case .settings: "/me/settings"
         }
     }
-    var method: HTTPMethod {
+    var method: HTTPRequest.Method {
         switch self {
         case .authenticate: .post
         case .profile, .settings: .get

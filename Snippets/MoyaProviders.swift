@@ -32,7 +32,7 @@ enum MyService: TargetType {
         case .slow: "/slow"
         }
     }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
     var sampleData: Data {

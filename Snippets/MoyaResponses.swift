@@ -58,7 +58,7 @@ enum MyService: TargetType {
         case .archived: "/archived"
         }
     }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
 }

@@ -62,7 +62,7 @@ extension GitHub {
 
 // snippet.method
 extension GitHub {
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
 }
 // snippet.end
 
@@ -152,7 +152,7 @@ enum Notes: TargetType {
 
     var baseURL: URL { URL(string: "https://notes.example.com")! }
     var path: String { "/notes" }
-    var method: HTTPMethod {
+    var method: HTTPRequest.Method {
         switch self {
         case .ping, .search: .get
         default: .post
@@ -235,7 +235,7 @@ struct XMLEncoding: ParameterEncoding {
 struct Feed: TargetType {
     var baseURL: URL { URL(string: "https://feeds.example.com")! }
     var path: String { "/subscribe" }
-    var method: HTTPMethod { .post }
+    var method: HTTPRequest.Method { .post }
     var task: RequestTask { .requestParameters(parameters: ["url": "https://blog.example/rss?a=1&b=2"], encoding: XMLEncoding()) }
     var headers: [String: String]? { nil }
 }
@@ -256,7 +256,7 @@ enum Archive: TargetType {
         case .download, .downloadMonth: "/exports/report"
         }
     }
-    var method: HTTPMethod {
+    var method: HTTPRequest.Method {
         switch self {
         case .uploadForm, .uploadFormToAlbum, .uploadFile: .post
         case .download, .downloadMonth: .get

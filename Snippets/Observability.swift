@@ -16,7 +16,7 @@ enum Upstream: TargetType {
 
     var baseURL: URL { URL(string: upstream.baseURL)! }
     var path: String { "/health" }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
 }

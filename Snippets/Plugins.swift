@@ -13,7 +13,7 @@ LoggingSystem.bootstrap { StreamLogHandler.standardOutput(label: $0) }
 struct Profile: TargetType, AccessTokenAuthorizable {
     var baseURL: URL { URL(string: "https://api.example.com")! }
     var path: String { "/users/octocat" }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { ["Accept": "application/json"] }
     var authorizationType: AuthorizationType? { .bearer }

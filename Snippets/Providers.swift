@@ -21,7 +21,7 @@ enum GitHub: TargetType {
         case .user(let name): "/users/\(name)"
         }
     }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
 }

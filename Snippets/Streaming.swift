@@ -34,7 +34,7 @@ print("exported \(lines) lines")
 
 // An upload produced while it is sent: each write waits while the engine holds 1 MiB unsent
 // (`SessionConfiguration.requestBodyBufferSize`).
-let rows = RequestBody.stream(length: nil, replayable: true) { writer in
+let rows = TransportRequest.Body.stream(length: nil, replayable: true) { writer in
     for row in 0..<1_000 {
         try await writer.write("\(row),row number \(row)\n")
     }
@@ -44,7 +44,7 @@ print(String(decoding: uploaded.body, as: UTF8.self))
 
 // Trailer fields after the body: computed once the producer is done (here, a checksum of what it wrote).
 let sum = Checksum()
-let signed = RequestBody.stream { writer in
+let signed = TransportRequest.Body.stream { writer in
     for part in ["alpha", "beta", "gamma"] {
         sum.add(part)
         try await writer.write(part)
@@ -57,7 +57,7 @@ enum Reports: TargetType {
     case export
     var baseURL: URL { URL(string: "https://reports.example")! }
     var path: String { "/export" }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
     var validationType: ValidationType { .successCodes }

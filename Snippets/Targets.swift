@@ -22,7 +22,7 @@ enum GitHub: TargetType {
         }
     }
 
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
 
     var task: RequestTask {
         switch self {

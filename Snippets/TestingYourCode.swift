@@ -11,7 +11,7 @@ enum Weather: TargetType {
 
     var baseURL: URL { URL(string: "https://weather.example")! }
     var path: String { "/today" }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask {
         switch self {
         case .today(let city): .requestParameters(parameters: ["city": .string(city)], encoding: URLEncoding.queryString)

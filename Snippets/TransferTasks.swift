@@ -44,7 +44,7 @@ enum Media: TargetType {
         case .latestReport, .report: "/reports/latest"
         }
     }
-    var method: HTTPMethod {
+    var method: HTTPRequest.Method {
         switch self {
         case .upload, .uploadRaw: .post
         case .latestReport, .report: .get

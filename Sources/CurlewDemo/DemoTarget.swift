@@ -26,7 +26,7 @@ enum DemoTarget: TargetType, AccessTokenAuthorizable {
         }
     }
 
-    var method: HTTPMethod {
+    var method: HTTPRequest.Method {
         switch self {
         case .login: .post
         default: .get

@@ -57,7 +57,7 @@ public struct CurlewTransport: ClientTransport {
     ///     ``/Curlew/AuthenticationMiddleware``, ``OpenAPIMiddleware`` for an OpenAPI `ClientMiddleware`).
     ///   - configuration: Timeouts, options and the logger.
     public init(
-        _ transport: any HTTPTransport = CurlSession.shared, middleware: [any Middleware] = [],
+        _ transport: any HTTPTransport = CurlSession.shared, middleware: [any TransportMiddleware] = [],
         configuration: Configuration = Configuration()
     ) {
         self.init(chain: MiddlewareChain(middleware, transport: transport), configuration: configuration)
@@ -80,7 +80,7 @@ public struct CurlewTransport: ClientTransport {
         let options = configuration.options(for: operationID)
         var outgoing = TransportRequest(
             url: OpenAPIURL.join(baseURL, request.path), method: request.method, headerFields: request.headerFields,
-            body: try await RequestBody.from(body, inMemoryLimit: configuration.inMemoryRequestBodyLimit),
+            body: try await TransportRequest.Body.from(body, inMemoryLimit: configuration.inMemoryRequestBodyLimit),
             timeout: options.timeout)
         outgoing.options = options.transferOptions
         outgoing.call = CallContext(logger: configuration.logger, operation: operationID)

@@ -36,14 +36,14 @@ enum OpenAPIURL {
     }
 }
 
-extension RequestBody {
+extension TransportRequest.Body {
     /// The body that sends `body`: read into memory first when it can be iterated again and its known
     /// length is at most `inMemoryLimit`, streamed otherwise (replayable only when it can be iterated
     /// again).
     ///
     /// - Throws: ``/Curlew/CurlewError``: the body's own failure while it was read into memory (as
     ///   ``/Curlew/CurlewError/underlying(_:_:)``), or a length it did not keep.
-    static func from(_ body: HTTPBody?, inMemoryLimit: Int) async throws(CurlewError) -> RequestBody? {
+    static func from(_ body: HTTPBody?, inMemoryLimit: Int) async throws(CurlewError) -> TransportRequest.Body? {
         guard let body else { return nil }
         let length = body.knownLength
         let replayable = body.iterationBehavior == .multiple

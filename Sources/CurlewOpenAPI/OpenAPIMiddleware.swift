@@ -11,7 +11,7 @@ import Foundation
 import HTTPTypes
 public import OpenAPIRuntime
 
-/// Runs an OpenAPI `ClientMiddleware` as one of Curlew's ``/Curlew/Middleware``: an authentication or
+/// Runs an OpenAPI `ClientMiddleware` as one of Curlew's ``/Curlew/TransportMiddleware``: an authentication or
 /// logging middleware written for generated clients then runs inside Curlew's chain, in the order you
 /// give, beside ``/Curlew/RetryMiddleware`` (each retry passes through it again) or in a
 /// ``/Curlew/Provider``'s chain.
@@ -27,7 +27,7 @@ public import OpenAPIRuntime
 /// a stream it reads is read into memory for it, and a stream that cannot be produced again is then sent
 /// from those bytes. The response it returns is what the rest of the chain sees, its body read as it
 /// arrives.
-public struct OpenAPIMiddleware: Middleware {
+public struct OpenAPIMiddleware: TransportMiddleware {
     /// The OpenAPI middleware.
     public let middleware: any ClientMiddleware
 
@@ -69,7 +69,7 @@ public struct OpenAPIMiddleware: Middleware {
         var head = heads.head(for: body) ?? ResponseHead(status: response.status)
         head.status = response.status
         head.headerFields = response.headerFields
-        let responseBody = body.map { ResponseBody(chunks: $0, expectedLength: $0.knownLength) } ?? ResponseBody(data: Data())
+        let responseBody = body.map { ResponseBodyStream(chunks: $0, expectedLength: $0.knownLength) } ?? ResponseBodyStream(data: Data())
         defer { responseBody.endScope() }
         return try await handler(head, responseBody)
     }
@@ -97,12 +97,12 @@ private final class ReceivedHeads: Sendable {
 /// The request's body as the middleware sees it (an `HTTPBody` read only if it reads it), and the body to
 /// send for the one it hands on.
 private final class OriginalBody: Sendable {
-    let body: RequestBody?
+    let body: TransportRequest.Body?
     let httpBody: HTTPBody?
     /// The bytes of a body the middleware read, which a stream read once cannot produce again.
     private let collected: CollectedBytes
 
-    init(_ body: RequestBody?) {
+    init(_ body: TransportRequest.Body?) {
         self.body = body
         let collected = CollectedBytes()
         self.collected = collected
@@ -123,9 +123,9 @@ private final class OriginalBody: Sendable {
 
     /// What to send for `handed`: the request's own body when the middleware handed it on unchanged (its
     /// bytes when the middleware read a stream that cannot be produced again), else `handed` streamed.
-    func requestBody(sending handed: HTTPBody?) async throws(CurlewError) -> RequestBody? {
+    func requestBody(sending handed: HTTPBody?) async throws(CurlewError) -> TransportRequest.Body? {
         guard let handed, let httpBody, handed === httpBody else {
-            return try await RequestBody.from(handed, inMemoryLimit: CurlewTransport.Configuration.defaultInMemoryRequestBodyLimit)
+            return try await TransportRequest.Body.from(handed, inMemoryLimit: CurlewTransport.Configuration.defaultInMemoryRequestBodyLimit)
         }
         if let body, !body.isReplayable, let bytes = collected.bytes { return .data(bytes) }
         return body
@@ -144,13 +144,13 @@ private final class CollectedBytes: Sendable {
 private struct CollectingSequence: AsyncSequence, Sendable {
     typealias Element = ArraySlice<UInt8>
 
-    let body: RequestBody
+    let body: TransportRequest.Body
     let collected: CollectedBytes
 
     func makeAsyncIterator() -> Iterator { Iterator(body: body, collected: collected) }
 
     struct Iterator: AsyncIteratorProtocol {
-        let body: RequestBody
+        let body: TransportRequest.Body
         let collected: CollectedBytes
         var done = false
 

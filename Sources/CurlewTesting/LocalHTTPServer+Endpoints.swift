@@ -19,7 +19,7 @@ extension LocalHTTPServer {
     /// let provider = Provider<GitHub>(endpointClosure: server.endpointMapping())
     /// ```
     ///
-    /// - Returns: A closure for ``/Curlew/Provider/init(endpointClosure:requestClosure:stubClosure:session:plugins:middleware:trackInflights:decoder:logger:)``.
+    /// - Returns: A closure for ``/Curlew/Provider/init(endpointClosure:baseURL:requestClosure:stubClosure:session:plugins:middleware:trackInflights:decoder:logger:)``.
     public func endpointMapping<Target: TargetType>() -> @Sendable (Target) -> Endpoint {
         let origin = baseURL
         return { target in

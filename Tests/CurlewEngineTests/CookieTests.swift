@@ -116,7 +116,7 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == nil)
             #expect(await session.cookies().isEmpty)
             // The jar API does nothing without a jar.
-            await session.storeCookies([Cookie(domain: "a.test", name: "stored", value: "1")])
+            await session.storeCookies([CurlSession.Cookie(domain: "a.test", name: "stored", value: "1")])
             #expect(await session.cookies().isEmpty)
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == nil)
         }
@@ -128,7 +128,7 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
         try await Self.withCookieServer { (server, session) async throws in
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/set", setting: ["id=1"])) == nil)
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == "id=1")
-            #expect(await session.cookies() == [Cookie(domain: "a.test", path: "/", name: "id", value: "1")])
+            #expect(await session.cookies() == [CurlSession.Cookie(domain: "a.test", path: "/", name: "id", value: "1")])
         }
     }
 
@@ -178,7 +178,7 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo", host: "b.a.test")) == "dom=1")
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == "dom=1")
             #expect(
-                await session.cookies() == [Cookie(domain: "a.test", includesSubdomains: true, name: "dom", value: "1")])
+                await session.cookies() == [CurlSession.Cookie(domain: "a.test", includesSubdomains: true, name: "dom", value: "1")])
             // A subdomain may set a cookie for its parent domain.
             try await Self.cookieSent(
                 session, server, Self.url(server, "/set", host: "b.a.test", setting: ["up=1; Domain=a.test"]))
@@ -195,7 +195,7 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/other")) == nil)
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/apix")) == nil)
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/")) == nil)
-            #expect(await session.cookies() == [Cookie(domain: "a.test", path: "/api", name: "p", value: "1")])
+            #expect(await session.cookies() == [CurlSession.Cookie(domain: "a.test", path: "/api", name: "p", value: "1")])
         }
     }
 
@@ -212,7 +212,7 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
             let first = try await session.execute(TransportRequest(url: set))
             #expect(first.status.code == 200)
             #expect(first.httpVersion == .http2)
-            #expect(await session.cookies() == [Cookie(domain: "a.test", secure: true, name: "s", value: "1")])
+            #expect(await session.cookies() == [CurlSession.Cookie(domain: "a.test", secure: true, name: "s", value: "1")])
             // Sent over https (here HTTP/2) ...
             let again = try await session.execute(TransportRequest(url: https.url("/ok", host: "a.test")))
             #expect(try H2Report(again.body).cookie == "s=1")
@@ -220,7 +220,7 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
             #expect(try await Self.cookieSent(session, http, Self.url(http, "/echo")) == nil)
             // And plain http cannot set a Secure cookie at all.
             try await Self.cookieSent(session, http, Self.url(http, "/set", setting: ["t=1; Secure"]))
-            #expect(await session.cookies() == [Cookie(domain: "a.test", secure: true, name: "s", value: "1")])
+            #expect(await session.cookies() == [CurlSession.Cookie(domain: "a.test", secure: true, name: "s", value: "1")])
         }
         try await http.shutdown()
     }
@@ -283,16 +283,16 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
             try await Self.cookieSent(session, server, Self.url(server, "/set", setting: ["d=1; Max-Age=0"]))
             // libcurl keeps the deleted cookie (expires 1, i.e. 1970) until a request to its host purges
             // expired cookies; the list leaves it out at once.
-            #expect(await session.cookies() == [Cookie(domain: "a.test", name: "keep", value: "1")])
+            #expect(await session.cookies() == [CurlSession.Cookie(domain: "a.test", name: "keep", value: "1")])
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == "keep=1")
-            #expect(await session.cookies() == [Cookie(domain: "a.test", name: "keep", value: "1")])
+            #expect(await session.cookies() == [CurlSession.Cookie(domain: "a.test", name: "keep", value: "1")])
         }
     }
 
     @Test func httpOnlyIsKept() async throws {
         try await Self.withCookieServer { (server, session) async throws in
             try await Self.cookieSent(session, server, Self.url(server, "/set", setting: ["h=1; HttpOnly"]))
-            #expect(await session.cookies() == [Cookie(domain: "a.test", httpOnly: true, name: "h", value: "1")])
+            #expect(await session.cookies() == [CurlSession.Cookie(domain: "a.test", httpOnly: true, name: "h", value: "1")])
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == "h=1")
         }
     }
@@ -339,7 +339,7 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
                 session, server, Self.url(server, "/set", setting: ["b=2"]), options: optOut)
             #expect(optedOut == nil)
             #expect(server.requests.last?.uri.hasPrefix("/set?c1=b") == true)
-            #expect(await session.cookies() == [Cookie(domain: "a.test", name: "a", value: "1")])
+            #expect(await session.cookies() == [CurlSession.Cookie(domain: "a.test", name: "a", value: "1")])
             // The opted-out response's cookie is not kept on the handle either.
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo"), options: optOut) == nil)
             // And the jar is back for requests that do not opt out.
@@ -368,8 +368,8 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
 
     @Test func storedCookiesAreSentAndListedWithEveryField() async throws {
         try await Self.withCookieServer { (server, session) async throws in
-            let plain = Cookie(domain: "a.test", name: "k", value: "v")
-            let full = Cookie(
+            let plain = CurlSession.Cookie(domain: "a.test", name: "k", value: "v")
+            let full = CurlSession.Cookie(
                 domain: "a.test", includesSubdomains: true, path: "/api", secure: true, httpOnly: true,
                 expires: 4_102_444_800, name: "full", value: "x y")
             await session.storeCookies([plain, full])
@@ -379,7 +379,7 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
             // `full` is Secure: not over http, even under /api.
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/api/x")) == "k=v")
             // Storing the same name, domain and path replaces.
-            await session.storeCookies([Cookie(domain: "a.test", name: "k", value: "w")])
+            await session.storeCookies([CurlSession.Cookie(domain: "a.test", name: "k", value: "w")])
             #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == "k=w")
             #expect(await session.cookies().count == 2)
         }
@@ -388,7 +388,7 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
     @Test func clearCookiesEmptiesTheJar() async throws {
         try await Self.withCookieServer { (server, session) async throws in
             try await Self.cookieSent(session, server, Self.url(server, "/set", setting: ["a=1", "b=2"]))
-            await session.storeCookies([Cookie(domain: "b.a.test", name: "c", value: "3")])
+            await session.storeCookies([CurlSession.Cookie(domain: "b.a.test", name: "c", value: "3")])
             #expect(await session.cookies().count == 3)
             await session.clearCookies()
             #expect(await session.cookies().isEmpty)
@@ -430,7 +430,7 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
                 ].sorted())
         #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("# Netscape HTTP Cookie File"))
         // Shutdown writes what was added since.
-        await first.storeCookies([Cookie(domain: "a.test", includesSubdomains: true, name: "late", value: "4")])
+        await first.storeCookies([CurlSession.Cookie(domain: "a.test", includesSubdomains: true, name: "late", value: "4")])
         await first.shutdown()
         #expect(
             try Self.cookieLines(path)
@@ -445,10 +445,10 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
         let second = try CurlSession(configuration: Self.configuration(.file(path), ports: [server.port]))
         #expect(
             Set(await second.cookies()) == [
-                Cookie(domain: "a.test", name: "sess", value: "1"),
-                Cookie(domain: "a.test", expires: expires, name: "kept", value: "2"),
-                Cookie(domain: "a.test", httpOnly: true, name: "h", value: "3"),
-                Cookie(domain: "a.test", includesSubdomains: true, name: "late", value: "4"),
+                CurlSession.Cookie(domain: "a.test", name: "sess", value: "1"),
+                CurlSession.Cookie(domain: "a.test", expires: expires, name: "kept", value: "2"),
+                CurlSession.Cookie(domain: "a.test", httpOnly: true, name: "h", value: "3"),
+                CurlSession.Cookie(domain: "a.test", includesSubdomains: true, name: "late", value: "4"),
             ])
         let sent3 = try await Self.cookieSent(second, server, Self.url(server, "/echo"))
         #expect(
@@ -480,13 +480,13 @@ private let cookieHandler: LocalHTTPServer.Handler = { request in
         // The server changes one cookie and deletes the other; the next request sends what is left.
         try await Self.cookieSent(session, server, Self.url(server, "/set", setting: ["v=2", "gone=1; Max-Age=0"]))
         #expect(try await Self.cookieSent(session, server, Self.url(server, "/echo")) == "v=2")
-        #expect(await session.cookies() == [Cookie(domain: "a.test", name: "v", value: "2")])
+        #expect(await session.cookies() == [CurlSession.Cookie(domain: "a.test", name: "v", value: "2")])
 
         await session.flushCookies()
         let afterFlush = Set(await session.cookies())
         let fileAfterFlush = try Self.cookieLines(path)
         let sentAfterFlush = try await Self.pairs(Self.cookieSent(session, server, Self.url(server, "/echo")))
-        #expect(afterFlush == [Cookie(domain: "a.test", name: "v", value: "2")])
+        #expect(afterFlush == [CurlSession.Cookie(domain: "a.test", name: "v", value: "2")])
         #expect(fileAfterFlush == [v2])
         #expect(sentAfterFlush == ["v=2"])
 

@@ -118,7 +118,7 @@ import Testing
 
     /// A body from memory (a test transport's, a stub's) detaches too, and reads the same.
     @Test func aBodyFromMemoryDetaches() async throws {
-        let body = try ResponseBody(data: Data("in memory".utf8), chunkSize: 4).detach()
+        let body = try ResponseBodyStream(data: Data("in memory".utf8), chunkSize: 4).detach()
         var chunks: [String] = []
         for try await chunk in body { chunks.append(String(decoding: chunk, as: UTF8.self)) }
         #expect(chunks == ["in m", "emor", "y"])

@@ -24,7 +24,7 @@ private let siblingCount = 20
 
 /// What the held stream's reader saw.
 private struct HeldReading: Sendable {
-    var events: [ServerSentEvent] = []
+    var events: [ServerSentEvents.Event] = []
     var ended = false
     var error: EventStreamError?
 }
@@ -95,7 +95,7 @@ private struct HeldReading: Sendable {
                 // B, while A is held.
                 let sibling = await readEvents(
                     session.events(for: TransportRequest(url: server.url(key: siblingKey, plan: siblingPlan)), policy: once))
-                #expect(sibling.events == (1...siblingCount).map { ServerSentEvent(data: "b", id: "\($0)") })
+                #expect(sibling.events == (1...siblingCount).map { ServerSentEvents.Event(data: "b", id: "\($0)") })
                 #expect(sibling.ended)
                 #expect(sibling.error == nil)
                 #expect(!sibling.timedOut)
@@ -143,7 +143,7 @@ private struct HeldReading: Sendable {
             #expect(reading.error == nil)
             #expect(reading.ended)
             #expect(reading.events.count == 1 + burstCount)
-            #expect(reading.events.first == ServerSentEvent(data: "first", id: "0"))
+            #expect(reading.events.first == ServerSentEvents.Event(data: "first", id: "0"))
             #expect(reading.events.last?.id == "\(burstCount)")
             #expect(reading.events.dropFirst().map(\.id) == (1...burstCount).map { "\($0)" })
             #expect(reading.events.dropFirst().allSatisfy { $0.type == "message" && $0.data == burstData && $0.retry == nil })

@@ -70,7 +70,7 @@ private func milliseconds(_ duration: Duration?) -> Int? {
 /// Feeds `chunks` (ranges of `bytes`) to a new parser and returns what it produced.
 private func parse(_ bytes: [UInt8], chunks: some Sequence<Range<Int>>) throws(EventStreamError) -> Outcome {
     var parser = EventStreamParser()
-    var events: [ServerSentEvent] = []
+    var events: [ServerSentEvents.Event] = []
     for chunk in chunks { try parser.parse(bytes[chunk], into: &events) }
     parser.finish()
     return Outcome(
@@ -79,8 +79,8 @@ private func parse(_ bytes: [UInt8], chunks: some Sequence<Range<Int>>) throws(E
 }
 
 /// Feeds `chunks` to `parser`, returning every event.
-private func feed(_ parser: inout EventStreamParser, _ chunks: [[UInt8]]) throws(EventStreamError) -> [ServerSentEvent] {
-    var events: [ServerSentEvent] = []
+private func feed(_ parser: inout EventStreamParser, _ chunks: [[UInt8]]) throws(EventStreamError) -> [ServerSentEvents.Event] {
+    var events: [ServerSentEvents.Event] = []
     for chunk in chunks { try parser.parse(chunk[...], into: &events) }
     return events
 }
@@ -138,7 +138,7 @@ private func feed(_ parser: inout EventStreamParser, _ chunks: [[UInt8]]) throws
         let value = [UInt8](repeating: 0x61, count: EventStreamParser.defaultMaxLineLength - 7)
         var parser = EventStreamParser()
         let events = try feed(&parser, [Array("event: ".utf8) + value + Array("\ndata: x\n\n".utf8)])
-        #expect(events == [ServerSentEvent(type: String(decoding: value, as: UTF8.self), data: "x")])
+        #expect(events == [ServerSentEvents.Event(type: String(decoding: value, as: UTF8.self), data: "x")])
 
         var longer = EventStreamParser()
         #expect(throws: EventStreamError.lineTooLong(limit: EventStreamParser.defaultMaxLineLength)) {
@@ -183,7 +183,7 @@ private func feed(_ parser: inout EventStreamParser, _ chunks: [[UInt8]]) throws
         for split in 0...exact.count {
             var parser = EventStreamParser(maxLineLength: limit)
             let events = try feed(&parser, [Array(exact[..<split]), Array(exact[split...])])
-            #expect(events == [ServerSentEvent(data: "x", id: "0123456789ab")], "split at \(split)")
+            #expect(events == [ServerSentEvents.Event(data: "x", id: "0123456789ab")], "split at \(split)")
         }
         for split in 0...over.count {
             var parser = EventStreamParser(maxLineLength: limit)
@@ -204,16 +204,16 @@ private func feed(_ parser: inout EventStreamParser, _ chunks: [[UInt8]]) throws
 
     @Test func afterThrowingTheParserRefusesBytesUntilFinish() throws {
         var parser = EventStreamParser(maxLineLength: 8)
-        var events: [ServerSentEvent] = []
+        var events: [ServerSentEvents.Event] = []
         #expect(throws: EventStreamError.lineTooLong(limit: 8)) {
             try parser.parse(Array("data: a\n\nevent: 123456789\n\n".utf8)[...], into: &events)
         }
-        #expect(events == [ServerSentEvent(data: "a")], "events before the long line are appended")
+        #expect(events == [ServerSentEvents.Event(data: "a")], "events before the long line are appended")
         #expect(throws: EventStreamError.lineTooLong(limit: 8), "the same error until finish()") {
             try parser.parse(Array("data: b\n\n".utf8)[...], into: &events)
         }
         parser.finish()
-        #expect(try feed(&parser, [Array("data: c\n\n".utf8)]) == [ServerSentEvent(data: "c")])
+        #expect(try feed(&parser, [Array("data: c\n\n".utf8)]) == [ServerSentEvents.Event(data: "c")])
     }
 
     @Test func eventSizeLimitCountsTheJoinedData() throws {
@@ -240,34 +240,34 @@ private func feed(_ parser: inout EventStreamParser, _ chunks: [[UInt8]]) throws
     @Test func finishDiscardsTheIncompleteEventAndStartsANewStream() throws {
         var parser = EventStreamParser()
         #expect(try feed(&parser, [Array("\u{FEFF}id: 7\nretry: 300\ndata: x\n\ndata: partial\nid: 8\nevent: t\n".utf8)])
-            == [ServerSentEvent(data: "x", id: "7", retry: .milliseconds(300))])
+            == [ServerSentEvents.Event(data: "x", id: "7", retry: .milliseconds(300))])
         parser.finish()
         #expect(parser.lastEventID == "7", "the incomplete block's id went with it")
         #expect(parser.reconnectionTime == .milliseconds(300))
         // The next bytes are a new stream: its BOM is stripped again (here split across chunks), and
         // nothing of the discarded block (data, type, id) survives.
         let events = try feed(&parser, [[0xEF], [0xBB], [0xBF], Array("data: y\n\n".utf8)])
-        #expect(events == [ServerSentEvent(data: "y", id: "7")])
+        #expect(events == [ServerSentEvents.Event(data: "y", id: "7")])
     }
 
     @Test func finishForgetsAPartialLineAndAPendingCR() throws {
         var parser = EventStreamParser()
-        #expect(try feed(&parser, [Array("data: a\n\ndata: b\r".utf8)]) == [ServerSentEvent(data: "a")])
+        #expect(try feed(&parser, [Array("data: a\n\ndata: b\r".utf8)]) == [ServerSentEvents.Event(data: "a")])
         parser.finish()
         // A partial line: its bytes do not join the next stream's first line.
         #expect(try feed(&parser, [Array("data: c".utf8)]).isEmpty)
         parser.finish()
-        #expect(try feed(&parser, [Array("\u{FEFF}\u{FEFF}data: d\n\ndata: e\n\n".utf8)]) == [ServerSentEvent(data: "e")])
+        #expect(try feed(&parser, [Array("\u{FEFF}\u{FEFF}data: d\n\ndata: e\n\n".utf8)]) == [ServerSentEvents.Event(data: "e")])
     }
 
     @Test func lastEventIDIsSettableToResume() throws {
         var parser = EventStreamParser()
         parser.lastEventID = "resume-5"
         #expect(try feed(&parser, [Array("data: a\n\nid: 6\ndata: b\n\n".utf8)])
-            == [ServerSentEvent(data: "a", id: "resume-5"), ServerSentEvent(data: "b", id: "6")])
+            == [ServerSentEvents.Event(data: "a", id: "resume-5"), ServerSentEvents.Event(data: "b", id: "6")])
         #expect(parser.lastEventID == "6")
         parser.lastEventID = ""
-        #expect(try feed(&parser, [Array("data: c\n\n".utf8)]) == [ServerSentEvent(data: "c")])
+        #expect(try feed(&parser, [Array("data: c\n\n".utf8)]) == [ServerSentEvents.Event(data: "c")])
     }
 
     @Test func anIdOnlyBlockUpdatesLastEventIDAtItsEmptyLine() throws {

@@ -41,7 +41,7 @@ extension EventStreamReading {
 }
 
 /// A stream body that cannot be sent again.
-private func oneShotBody(_ text: String) -> RequestBody {
+private func oneShotBody(_ text: String) -> TransportRequest.Body {
     .stream(replayable: false) { writer in try await writer.write(Array(text.utf8)) }
 }
 
@@ -61,9 +61,9 @@ private func oneShotBody(_ text: String) -> RequestBody {
             let reading = await readEvents(
                 session.events(for: TransportRequest(url: server.url(key: key, plan: plan)), policy: policy()), count: 3)
             #expect(reading.events == [
-                ServerSentEvent(data: "one", id: "1", retry: .milliseconds(300)),
-                ServerSentEvent(data: "two", id: "2"),
-                ServerSentEvent(data: "three", id: "3"),
+                ServerSentEvents.Event(data: "one", id: "1", retry: .milliseconds(300)),
+                ServerSentEvents.Event(data: "two", id: "2"),
+                ServerSentEvents.Event(data: "three", id: "3"),
             ])
             #expect(reading.error == nil)
             let records = try await server.records(key)
@@ -91,9 +91,9 @@ private func oneShotBody(_ text: String) -> RequestBody {
             let reading = await readEvents(
                 session.events(for: TransportRequest(url: server.url(key: key, plan: plan)), policy: policy()), count: 3)
             #expect(reading.events == [
-                ServerSentEvent(data: "one", id: "1", retry: .milliseconds(100)),
-                ServerSentEvent(data: "two", id: "7"),
-                ServerSentEvent(data: "three", id: ""),
+                ServerSentEvents.Event(data: "one", id: "1", retry: .milliseconds(100)),
+                ServerSentEvents.Event(data: "two", id: "7"),
+                ServerSentEvents.Event(data: "three", id: ""),
             ])
             let records = try await server.records(key)
             #expect(records.map { $0.values("Last-Event-ID") } == [[], ["7"], []])
@@ -118,8 +118,8 @@ private func oneShotBody(_ text: String) -> RequestBody {
             let reading = await readEvents(
                 session.events(for: TransportRequest(url: server.url(key: start, plan: plan)), policy: policy()), count: 2)
             #expect(reading.events == [
-                ServerSentEvent(data: "one", id: "1", retry: .milliseconds(50)),
-                ServerSentEvent(data: "two", id: "2"),
+                ServerSentEvents.Event(data: "one", id: "1", retry: .milliseconds(50)),
+                ServerSentEvents.Event(data: "two", id: "2"),
             ])
             #expect(reading.error == nil)
             let starts = try await server.records(start)
@@ -141,7 +141,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
             let plan = SSEPlan([.status(307, headers: [["location", location]])])
             let request = TransportRequest(url: server.url(key: start, plan: plan), method: .post, body: .string("subscribe"))
             let reading = await readEvents(session.events(for: request, policy: policy()), count: 1)
-            #expect(reading.events == [ServerSentEvent(data: "one")])
+            #expect(reading.events == [ServerSentEvents.Event(data: "one")])
             let starts = try await server.records(start)
             let targets = try await server.records(target)
             #expect(starts.map(\.method) == ["POST"])
@@ -160,7 +160,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
             let url = server.url(key: key, plan: plan)
             let request = TransportRequest(url: url, method: .post, body: .string("x"))
             let reading = await readEvents(session.events(for: request, policy: policy()), count: 1)
-            #expect(reading.events == [ServerSentEvent(data: "same")])
+            #expect(reading.events == [ServerSentEvents.Event(data: "same")])
             #expect(reading.error == nil)
             let records = try await server.records(key)
             #expect(records.map(\.method) == ["POST", "GET"])
@@ -177,7 +177,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
                 session.events(
                     for: TransportRequest(url: server.url(key: key, plan: plan)), lastEventID: "resume-9", policy: policy()),
                 count: 1)
-            #expect(reading.events == [ServerSentEvent(data: "after", id: "resume-9")])
+            #expect(reading.events == [ServerSentEvents.Event(data: "after", id: "resume-9")])
             let records = try await server.records(key)
             #expect(records.map { $0.values("Last-Event-ID") } == [["resume-9"]])
         }
@@ -197,7 +197,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
             let reading = await readEvents(
                 session.events(for: TransportRequest(url: server.url(key: key, plan: plan)), policy: policy()), count: 2)
             #expect(reading.events == [
-                ServerSentEvent(data: "one", id: "1", retry: .milliseconds(100)), ServerSentEvent(data: "two", id: "1"),
+                ServerSentEvents.Event(data: "one", id: "1", retry: .milliseconds(100)), ServerSentEvents.Event(data: "two", id: "1"),
             ])
             #expect(reading.error == nil)
             let records = try await server.records(key)
@@ -215,7 +215,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
             let plan = SSEPlan([.events("retry: 50\nid: 1\ndata: one\n\n", end: .close), .status(204)])
             let reading = await readEvents(
                 session.events(for: TransportRequest(url: server.url(key: key, plan: plan)), policy: policy()))
-            #expect(reading.events == [ServerSentEvent(data: "one", id: "1", retry: .milliseconds(50))])
+            #expect(reading.events == [ServerSentEvents.Event(data: "one", id: "1", retry: .milliseconds(50))])
             #expect(reading.streamError == .noContent)
             #expect(!reading.timedOut)
             // Several retry periods later, still the two requests.
@@ -253,7 +253,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
             let reading = await readEvents(
                 session.events(
                     for: TransportRequest(url: server.url(key: key, plan: plan)), policy: policy { $0.reconnects = false }))
-            #expect(reading.events == [ServerSentEvent(data: "accepted")])
+            #expect(reading.events == [ServerSentEvents.Event(data: "accepted")])
             #expect(reading.ended)
             #expect(reading.error == nil)
         }
@@ -285,7 +285,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
                     for: TransportRequest(url: server.url(key: key, plan: plan)),
                     policy: policy(reconnectionTime: .milliseconds(50)) { $0.retryableStatuses = EventStreamPolicy.overloadStatuses }),
                 count: 1)
-            #expect(reading.events == [ServerSentEvent(data: "served", id: "1")])
+            #expect(reading.events == [ServerSentEvents.Event(data: "served", id: "1")])
             #expect(reading.error == nil)
             // The reading ended after its one event, which closed the third connection.
             let records = try await server.records(key, until: { $0.count == 3 && $0[2].outcome != nil })
@@ -357,7 +357,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
             let reading = await readEvents(
                 session.events(
                     for: TransportRequest(url: server.url(key: key, plan: plan)), policy: policy { $0.reconnects = false }))
-            #expect(reading.events == [ServerSentEvent(data: "one", id: "1", retry: .milliseconds(20))])
+            #expect(reading.events == [ServerSentEvents.Event(data: "one", id: "1", retry: .milliseconds(20))])
             #expect(reading.ended)
             #expect(reading.error == nil)
             try await Task.sleep(for: .milliseconds(200))
@@ -370,7 +370,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
                     for: TransportRequest(
                         url: server.url(key: broken, plan: SSEPlan([SSEAttempt([.send("data: one\n\n"), .sleep(milliseconds: 200)], end: .cut)]))),
                     policy: policy { $0.reconnects = false }))
-            #expect(cut.events == [ServerSentEvent(data: "one")])
+            #expect(cut.events == [ServerSentEvents.Event(data: "one")])
             #expect(cut.streamError?.transportCode == .connectionClosed)
             #expect(!cut.ended)
         }
@@ -418,7 +418,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
             }
             let reading = await readEvents(events, count: 2)
             #expect(reading.events == [
-                ServerSentEvent(data: "one", id: "41", retry: .milliseconds(50)), ServerSentEvent(data: "two", id: "41"),
+                ServerSentEvents.Event(data: "one", id: "41", retry: .milliseconds(50)), ServerSentEvents.Event(data: "two", id: "41"),
             ])
             let records = try await server.records(key)
             #expect(records.map(\.method) == ["POST", "GET"])
@@ -437,7 +437,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
             let plan = SSEPlan([.events("retry: 20\nid: 1\ndata: one\n\n", end: .close), .events("data: two\n\n")])
             let request = TransportRequest(url: server.url(key: key, plan: plan), method: .post, body: oneShotBody("hello"))
             let reading = await readEvents(session.events(for: request, policy: policy()))
-            #expect(reading.events == [ServerSentEvent(data: "one", id: "1", retry: .milliseconds(20))])
+            #expect(reading.events == [ServerSentEvents.Event(data: "one", id: "1", retry: .milliseconds(20))])
             #expect(reading.streamError == .bodyNotReplayable)
             try await Task.sleep(for: .milliseconds(200))
             let records = try await server.records(key)
@@ -460,7 +460,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
             let reading = await readEvents(
                 session.events(for: request, policy: policy { $0.idleTimeout = policyIdle }), count: 2, within: 30)
             #expect(reading.events == [
-                ServerSentEvent(data: "one", id: "5", retry: .milliseconds(50)), ServerSentEvent(data: "two", id: "5"),
+                ServerSentEvents.Event(data: "one", id: "5", retry: .milliseconds(50)), ServerSentEvents.Event(data: "two", id: "5"),
             ])
             let records = try await server.records(key, until: { $0.first?.outcome != nil })
             #expect(records.map { $0.values("Last-Event-ID") } == [[], ["5"]])
@@ -482,7 +482,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
                 session.events(
                     for: TransportRequest(url: server.url(key: key, plan: plan)), policy: policy { $0.idleTimeout = .seconds(1) }),
                 count: 2)
-            #expect(reading.events == [ServerSentEvent(data: "one", id: "1", retry: .milliseconds(50)), ServerSentEvent(data: "two", id: "1")])
+            #expect(reading.events == [ServerSentEvents.Event(data: "one", id: "1", retry: .milliseconds(50)), ServerSentEvents.Event(data: "two", id: "1")])
             #expect(reading.error == nil)
             let records = try await server.records(key)
             #expect(records.count == 1)
@@ -501,10 +501,10 @@ private func oneShotBody(_ text: String) -> RequestBody {
             let events = session.events(for: TransportRequest(url: server.url(key: key, plan: plan)), policy: policy())
             let first = Gate()
             let done = Gate()
-            let task = Task { () -> (ServerSentEvent?, EventStreamError?) in
+            let task = Task { () -> (ServerSentEvents.Event?, EventStreamError?) in
                 defer { done.open() }
                 var iterator = events.makeAsyncIterator()
-                var firstEvent: ServerSentEvent?
+                var firstEvent: ServerSentEvents.Event?
                 do throws(EventStreamError) {
                     firstEvent = try await iterator.next()
                     first.open()
@@ -521,7 +521,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
                 return
             }
             let (event, error) = await task.value
-            #expect(event == ServerSentEvent(data: "one", id: "1"))
+            #expect(event == ServerSentEvents.Event(data: "one", id: "1"))
             #expect(error?.transportCode == .cancelled)
             let records = try await server.records(key, until: { $0.first?.outcome != nil })
             #expect(records.map(\.outcome) == ["client-gone"])
@@ -539,7 +539,7 @@ private func oneShotBody(_ text: String) -> RequestBody {
             let plan = SSEPlan([.events("data: one\n\ndata: two\n\n", end: .silent)])
             let reading = await readEvents(
                 session.events(for: TransportRequest(url: server.url(key: key, plan: plan)), policy: policy()), count: 1)
-            #expect(reading.events == [ServerSentEvent(data: "one")])
+            #expect(reading.events == [ServerSentEvents.Event(data: "one")])
             let records = try await server.records(key, until: { $0.first?.outcome != nil })
             #expect(records.map(\.outcome) == ["client-gone"])
             #expect(await eventually { session.statistics.activeTransfers == 0 && session.statistics.openConnections == 0 })
@@ -573,10 +573,10 @@ private func oneShotBody(_ text: String) -> RequestBody {
                 session.events(
                     for: TransportRequest(url: server.url(key: newKey(), plan: SSEPlan([.events("data: warm\n\n")]))),
                     policy: policy { $0.reconnects = false }))
-            #expect(first.events == [ServerSentEvent(data: "warm")])
+            #expect(first.events == [ServerSentEvents.Event(data: "warm")])
             let gather = newKey()
             let keys = (0..<20).map { _ in newKey() }
-            let readings = await withTaskGroup(of: (Int, EventStreamReading<ServerSentEvent>).self) { group in
+            let readings = await withTaskGroup(of: (Int, EventStreamReading<ServerSentEvents.Event>).self) { group in
                 for (index, key) in keys.enumerated() {
                     let plan = SSEPlan([
                         SSEAttempt([.send("id: \(index)\ndata: hello\n\n"), .gather(gather, count: 20), .send("data: bye\n\n")])
@@ -585,12 +585,12 @@ private func oneShotBody(_ text: String) -> RequestBody {
                         for: TransportRequest(url: server.url(key: key, plan: plan)), policy: policy { $0.reconnects = false })
                     group.addTask { (index, await readEvents(events, within: 40)) }
                 }
-                var readings = [EventStreamReading<ServerSentEvent>?](repeating: nil, count: keys.count)
+                var readings = [EventStreamReading<ServerSentEvents.Event>?](repeating: nil, count: keys.count)
                 for await (index, reading) in group { readings[index] = reading }
                 return readings
             }
             for (index, reading) in readings.enumerated() {
-                #expect(reading?.events == [ServerSentEvent(data: "hello", id: "\(index)"), ServerSentEvent(data: "bye", id: "\(index)")])
+                #expect(reading?.events == [ServerSentEvents.Event(data: "hello", id: "\(index)"), ServerSentEvents.Event(data: "bye", id: "\(index)")])
                 #expect(reading?.ended == true)
                 #expect(reading?.error == nil)
             }

@@ -68,7 +68,7 @@ private func speakPath(rounds: Int, tag: String, over wire: Wire) -> String {
         let (heard, hear) = AsyncStream<Void>.makeStream()
         let handlerReturns = Gate()
         let end = Locked<ProducerEnd?>(nil)
-        let body = RequestBody.stream { writer in
+        let body = TransportRequest.Body.stream { writer in
             do {
                 var answered = 0
                 for await _ in heard {
@@ -131,7 +131,7 @@ private func speakPath(rounds: Int, tag: String, over wire: Wire) -> String {
             #expect(received.protocol == (wire == .http2 ? "h2" : "http/1.1"), "run \(run)")
             return received
         }
-        let body = RequestBody.stream { writer in try await writer.write("next") }
+        let body = TransportRequest.Body.stream { writer in try await writer.write("next") }
         let request = TransportRequest(url: server.url("/request"), method: .post, body: body)
         let received = try await session.perform(request) { head, body in
             #expect(head.status == .ok, "run \(run)")
@@ -181,7 +181,7 @@ private func speakPath(rounds: Int, tag: String, over wire: Wire) -> String {
             let tag = UUID().uuidString
             let (heard, hear) = AsyncStream<Void>.makeStream()
             let end = Locked<ProducerEnd?>(nil)
-            let body = RequestBody.stream { writer in
+            let body = TransportRequest.Body.stream { writer in
                 do {
                     for await _ in heard { try await writer.write("B") }
                     try await Task.sleep(for: .seconds(3600))
@@ -229,7 +229,7 @@ private func speakPath(rounds: Int, tag: String, over wire: Wire) -> String {
             let tag = UUID().uuidString
             let writing = Gate()
             let end = Locked<ProducerEnd?>(nil)
-            let body = RequestBody.stream { writer in
+            let body = TransportRequest.Body.stream { writer in
                 let chunk = [UInt8](repeating: UInt8(ascii: "B"), count: 1024)
                 do {
                     while true {
@@ -271,7 +271,7 @@ private func speakPath(rounds: Int, tag: String, over wire: Wire) -> String {
             let (heard, hear) = AsyncStream<Void>.makeStream()
             let (started, start) = AsyncStream<Void>.makeStream()
             let end = Locked<ProducerEnd?>(nil)
-            let body = RequestBody.stream { writer in
+            let body = TransportRequest.Body.stream { writer in
                 do {
                     for await _ in heard { try await writer.write("B") }
                     // The answers stop only when the task is cancelled: the body must not end whole then.

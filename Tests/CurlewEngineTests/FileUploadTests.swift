@@ -34,7 +34,7 @@ private struct HoldEvent: Decodable, Equatable {
                 let sent = range.map { Array(payload[$0]) } ?? payload
                 let digest = try await plainDigest(of: sent, server: server, session: session)
                 let key = UUID().uuidString
-                let body = try range.map { try RequestBody.file(path, range: $0) } ?? RequestBody.file(path)
+                let body = try range.map { try TransportRequest.Body.file(path, range: $0) } ?? TransportRequest.Body.file(path)
                 let url = server.url("/inflate?key=\(key)&status=307&to=/inflate%3Fkey%3D\(key)")
                 let response = try await session.execute(TransportRequest(url: url, method: .put, body: body))
                 #expect(response.status.code == 200)
@@ -99,10 +99,10 @@ private struct HoldEvent: Decodable, Equatable {
                 let tail = Array("\r\n--b--\r\n".utf8)
                 let sent = head + payload + middle + Array(payload[1000..<201_000]) + tail
                 let digest = try await plainDigest(of: sent, server: server, session: session)
-                let pieces: [RequestBody] = [
+                let pieces: [TransportRequest.Body] = [
                     .bytes(head), try .file(path), .bytes(middle), try .file(path, range: 1000..<201_000), .bytes(tail),
                 ]
-                let body = try #require(RequestBody.concatenating(pieces))
+                let body = try #require(TransportRequest.Body.concatenating(pieces))
                 #expect(body.knownLength == sent.count)
                 #expect(body.isReplayable)
                 #expect(try await body.collect(upTo: sent.count) == Data(sent))
@@ -153,9 +153,9 @@ private struct HoldEvent: Decodable, Equatable {
     private func heldUpload(
         of path: String, key: String, segmented: Bool = false, server: StreamTestServer, session: CurlSession
     ) async throws -> Task<TransportResponse, any Error> {
-        var body = try RequestBody.file(path)
+        var body = try TransportRequest.Body.file(path)
         if segmented {
-            body = try #require(RequestBody.concatenating([.string("before the file\r\n"), body, .string("\r\nafter it")]))
+            body = try #require(TransportRequest.Body.concatenating([.string("before the file\r\n"), body, .string("\r\nafter it")]))
         }
         let request = TransportRequest(url: server.url("/hold?key=\(key)&after=1048576"), method: .post, body: body)
         let upload = Task { try await session.execute(request) }

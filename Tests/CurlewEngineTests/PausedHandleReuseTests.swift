@@ -52,7 +52,7 @@ import Testing
 /// Reads `body` to its end against stream_server.py's pattern (byte i is i % 251), chunk by chunk rather
 /// than whole (other tests measure this process's peak memory): the bytes received, and how many came
 /// before the first piece that differed from the pattern.
-private func compareWithPattern(_ body: ResponseBody) async throws -> (received: Int, matching: Int) {
+private func compareWithPattern(_ body: ResponseBodyStream) async throws -> (received: Int, matching: Int) {
     let piece = 1 << 16
     let block = streamPattern(count: piece + 251)
     var received = 0

@@ -137,7 +137,7 @@ private func expectCoalesced<Response>(
         try await withStreamServerAndSession(.http1) { server, session in
             let size = 12_000_000
             let payload = streamPattern(count: size)
-            let body: RequestBody =
+            let body: TransportRequest.Body =
                 knownLength
                 ? .bytes(payload)
                 : .stream { writer in

@@ -7,7 +7,7 @@ import Testing
 
 @Suite struct RequestBodyTests {
     @Test func bytesReportTheirLengthAndBytesWithAndWithoutTrailers() {
-        let plain = RequestBody.bytes([1, 2, 3])
+        let plain = TransportRequest.Body.bytes([1, 2, 3])
         #expect(plain.knownLength == 3)
         #expect(plain.inMemoryBytes == Data([1, 2, 3]))
         #expect(plain.isReplayable)
@@ -25,14 +25,14 @@ import Testing
         #expect(withTrailers.trailerSource?.declared == fields)
         #expect(withTrailers.description == "3 bytes, with trailers")
         #expect(withTrailers != plain)
-        #expect(RequestBody.bytes([1, 2, 3]) == plain)
+        #expect(TransportRequest.Body.bytes([1, 2, 3]) == plain)
     }
 
     @Test func aFileIsNamedAndItsRegionCounted() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("curlew-body-\(UInt64.random(in: 1...UInt64.max))").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data(repeating: 7, count: 100)))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let body = try RequestBody.file(path, range: 10..<40)
+        let body = try TransportRequest.Body.file(path, range: 10..<40)
         #expect(body.knownLength == 30)
         #expect(body.filePath == path)
         #expect(body.inMemoryBytes == nil)
@@ -46,14 +46,14 @@ import Testing
     }
 
     @Test func aStreamKeepsItsLengthAndReplayability() {
-        let once = RequestBody.stream(length: 5) { _ in }
+        let once = TransportRequest.Body.stream(length: 5) { _ in }
         #expect(once.knownLength == 5)
         #expect(once.isStream)
         #expect(!once.isReplayable)
         #expect(once.inMemoryBytes == nil)
         #expect(once.filePath == nil)
         #expect(once.description == "stream of 5 bytes")
-        let again = RequestBody.stream(replayable: true) { _ in }
+        let again = TransportRequest.Body.stream(replayable: true) { _ in }
         #expect(again.knownLength == nil)
         #expect(again.isReplayable)
         #expect(again.description == "stream of unknown length")

@@ -59,7 +59,7 @@ enum CompressedBodyKind: String, CaseIterable, Sendable, CustomTestStringConvert
     /// Whether the engine compresses it up front (and so knows its compressed length).
     var isInMemory: Bool { self == .data }
 
-    func body(_ payload: [UInt8], file: String) throws -> RequestBody {
+    func body(_ payload: [UInt8], file: String) throws -> TransportRequest.Body {
         let pieces = stride(from: 0, to: payload.count, by: 30_000).map { Array(payload[$0..<min($0 + 30_000, payload.count)]) }
         let produce: @Sendable (RequestBodyWriter) async throws -> Void = { writer in
             for piece in pieces { try await writer.write(piece) }
@@ -69,8 +69,8 @@ enum CompressedBodyKind: String, CaseIterable, Sendable, CustomTestStringConvert
         case .file: return try .file(file)
         case .segments:
             // Bytes, then the rest from the file (a multipart form's shape).
-            let pieces: [RequestBody] = [.bytes(payload.prefix(1000)), try .file(file, range: 1000..<payload.count)]
-            guard let body = RequestBody.concatenating(pieces) else { throw CocoaError(.fileReadUnknown) }
+            let pieces: [TransportRequest.Body] = [.bytes(payload.prefix(1000)), try .file(file, range: 1000..<payload.count)]
+            guard let body = TransportRequest.Body.concatenating(pieces) else { throw CocoaError(.fileReadUnknown) }
             return body
         case .streamWithLength: return .stream(length: payload.count, produce)
         case .streamWithoutLength: return .stream(produce)
@@ -117,7 +117,7 @@ private struct SplitMix {
 
 /// A request to `url` with `body`, compressed as `compression` says.
 private func compressed(
-    _ url: String, _ body: RequestBody, _ compression: RequestCompression, method: HTTPRequest.Method = .post
+    _ url: String, _ body: TransportRequest.Body, _ compression: RequestCompression, method: HTTPRequest.Method = .post
 ) -> TransportRequest {
     var request = TransportRequest(url: url, method: method, body: body)
     request.options.requestCompression = compression
@@ -257,7 +257,7 @@ private func compressed(
     @Test(arguments: [50, 150])
     func aCompressedStreamIsHeldToItsDeclaredLength(written: Int) async throws {
         try await withStreamServerAndSession(.http1) { server, session in
-            let body = RequestBody.stream(length: 100) { writer in try await writer.write([UInt8](repeating: 7, count: written)) }
+            let body = TransportRequest.Body.stream(length: 100) { writer in try await writer.write([UInt8](repeating: 7, count: written)) }
             let error = await transportError { try await session.execute(compressed(server.url("/inflate"), body, .gzip())) }
             #expect(error?.code == .bodyLengthMismatch)
             #expect(
@@ -276,7 +276,7 @@ private func compressed(
         try await withStreamServerAndSession(wire) { server, session in
             // An AsyncStream rather than a gate: its wait ends when the waiting task is cancelled.
             let (echoes, echoed) = AsyncStream<Void>.makeStream()
-            let body = RequestBody.stream { writer in
+            let body = TransportRequest.Body.stream { writer in
                 try await writer.write("first event\n")
                 let arrived = await withTaskGroup(of: Bool.self) { group in
                     group.addTask {

@@ -37,7 +37,7 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
 
     var testDescription: String { rawValue }
 
-    func body(file: String, log: ProducerLog) throws -> RequestBody {
+    func body(file: String, log: ProducerLog) throws -> TransportRequest.Body {
         let payload = streamPattern(count: 100_000)
         let produce: @Sendable (RequestBodyWriter) async throws -> Void = { writer in
             log.started()
@@ -45,7 +45,7 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
         }
         switch self {
         case .bytes: return .bytes(payload)
-        case .bytesWithTrailers: return RequestBody.bytes(payload).trailers([HTTPField.Name("X-Sum")!: "42"])
+        case .bytesWithTrailers: return TransportRequest.Body.bytes(payload).trailers([HTTPField.Name("X-Sum")!: "42"])
         case .file: return try .file(file)
         case .replayableStream: return .stream(length: payload.count, replayable: true, produce)
         case .oneShotStream: return .stream(length: payload.count, replayable: false, produce)
@@ -78,7 +78,7 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
             }
         }) { server, session in
             let (proceed, go) = AsyncStream<Void>.makeStream()
-            let body = RequestBody.stream { writer in
+            let body = TransportRequest.Body.stream { writer in
                 try await writer.write("first")
                 for await _ in proceed { return }
             }
@@ -108,7 +108,7 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     private func earlyAnswer(wire: Wire) async throws {
         try await withStreamServerAndSession(wire) { server, session in
             let log = ProducerLog()
-            let body = RequestBody.stream { writer in
+            let body = TransportRequest.Body.stream { writer in
                 log.started()
                 let chunk = [UInt8](repeating: 0x55, count: 16 * 1024)
                 do {
@@ -141,7 +141,7 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     /// delivered. Either way the outcome is exact: never a hang, another error or a wrong answer.
     @Test func anHTTP2EarlyAnswerWithAResetIsLostByLibcurl() async throws {
         try await withStreamServerAndSession(.http2) { server, session in
-            let body = RequestBody.stream { writer in
+            let body = TransportRequest.Body.stream { writer in
                 let chunk = [UInt8](repeating: 0x55, count: 16 * 1024)
                 while true { try await writer.write(chunk) }
             }
@@ -172,7 +172,7 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
             if forced { $0.quirks.earlyAnswerStallsHTTP2Upload = true }
         }) { server, session in
             let size = 1 << 20
-            let body: RequestBody =
+            let body: TransportRequest.Body =
                 streamedBody
                 ? .stream(length: size) { writer in
                     let chunk = [UInt8](repeating: 0x55, count: 16 * 1024)
@@ -271,12 +271,12 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
                 fresh = $0.quirks.trailersSpoilTheHandle
             }) { server, session in
                 let checksum: HTTPFields = [HTTPField.Name("X-Checksum")!: "c"]
-                let bodies: [RequestBody] = [
-                    RequestBody.string("one").trailers(checksum),
-                    RequestBody.stream { writer in try await writer.write("two") }.trailers(checksum),
-                    try RequestBody.file(path).trailers { checksum },
-                    RequestBody.stream { writer in try await writer.write("four") },
-                    RequestBody.string("five"),
+                let bodies: [TransportRequest.Body] = [
+                    TransportRequest.Body.string("one").trailers(checksum),
+                    TransportRequest.Body.stream { writer in try await writer.write("two") }.trailers(checksum),
+                    try TransportRequest.Body.file(path).trailers { checksum },
+                    TransportRequest.Body.stream { writer in try await writer.write("four") },
+                    TransportRequest.Body.string("five"),
                 ]
                 var connections: [Int] = []
                 var received: [[String]] = []
@@ -305,7 +305,7 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     @Test(arguments: Wire.allCases, [(10, 5), (10, 15)])
     func aStreamThatDoesNotMatchItsLengthFails(wire: Wire, lengths: (declared: Int, written: Int)) async throws {
         try await withStreamServerAndSession(wire) { server, session in
-            let body = RequestBody.stream(length: lengths.declared) { writer in
+            let body = TransportRequest.Body.stream(length: lengths.declared) { writer in
                 for _ in 0..<lengths.written { try await writer.write([0x61]) }
             }
             let error = await transportError {
@@ -325,7 +325,7 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     @Test(arguments: Wire.allCases)
     func aProducerThatThrowsFailsTheRequestWithItsError(wire: Wire) async throws {
         try await withStreamServerAndSession(wire) { server, session in
-            let body = RequestBody.stream { writer in
+            let body = TransportRequest.Body.stream { writer in
                 try await writer.write("part one")
                 throw ProducerFailure(reason: "disk gone")
             }
@@ -342,9 +342,9 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     @Test func aLengthIsSentAsContentLengthAndNoLengthChunked() async throws {
         try await withFile(300_000) { path in
             try await withStreamServerAndSession(.http1) { server, session in
-                let known = RequestBody.stream(length: 3) { writer in try await writer.write("abc") }
-                let unknown = RequestBody.stream { writer in try await writer.write("abc") }
-                let region = try RequestBody.file(path, range: 1000..<1100)
+                let known = TransportRequest.Body.stream(length: 3) { writer in try await writer.write("abc") }
+                let unknown = TransportRequest.Body.stream { writer in try await writer.write("abc") }
+                let region = try TransportRequest.Body.file(path, range: 1000..<1100)
                 var fields: [[String?]] = []
                 var bodies: [[UInt8]] = []
                 for body in [known, unknown, region] {
@@ -362,8 +362,8 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     /// With an `Expect: 100-continue` threshold, a body of unknown length counts as reaching it.
     @Test func aBodyOfUnknownLengthReachesAnyExpectThreshold() async throws {
         try await withStreamServerAndSession(.http1, configure: { $0.expectContinueThreshold = 1 << 30 }) { server, session in
-            let unknown = RequestBody.stream { writer in try await writer.write("abc") }
-            let small = RequestBody.stream(length: 3) { writer in try await writer.write("abc") }
+            let unknown = TransportRequest.Body.stream { writer in try await writer.write("abc") }
+            let small = TransportRequest.Body.stream(length: 3) { writer in try await writer.write("abc") }
             var seen: [String?] = []
             for body in [unknown, small] {
                 let response = try await session.execute(TransportRequest(url: server.url("/request"), method: .post, body: body))
@@ -386,7 +386,7 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
             $0.quirks.uploadEndDropsPausedStreamData = false
         }) { server, session in
             let chunk = [UInt8](repeating: 0x62, count: 64 * 1024)
-            let body = RequestBody.stream(length: length) { writer in
+            let body = TransportRequest.Body.stream(length: length) { writer in
                 for _ in 0..<32 { try await writer.write(chunk) }
             }
             let response = try await session.execute(
@@ -403,7 +403,7 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     /// version; on those versions the whole suite runs so.
     @Test func uploadsReadThroughTheCallbackAvoidHTTP2WhereTheyStall() async throws {
         try await withStreamServerAndSession(.http2, configure: { $0.quirks.http2UploadsStall = true }) { server, session in
-            let stream = RequestBody.stream { writer in try await writer.write("streamed") }
+            let stream = TransportRequest.Body.stream { writer in try await writer.write("streamed") }
             let streamed = try await session.execute(TransportRequest(url: server.url("/request"), method: .post, body: stream))
             let streamedEcho = try ReceivedRequest(streamed.body)
             #expect(streamed.httpVersion == .http1_1)
@@ -420,7 +420,7 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     @Test func trailerFieldsThatFrameTheMessageAreRefusedBeforeSending() async throws {
         try await withStreamServerAndSession(.http1) { server, session in
             let tag = UUID().uuidString
-            let body = RequestBody.string("abc").trailers([.contentLength: "3"])
+            let body = TransportRequest.Body.string("abc").trailers([.contentLength: "3"])
             let error = await transportError {
                 try await session.execute(TransportRequest(url: server.url("/request?tag=\(tag)"), method: .post, body: body))
             }
@@ -432,10 +432,10 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     }
 
     @Test func fileBodiesAreCheckedWhenMade() throws {
-        #expect(throws: TransportError.self) { try RequestBody.file("/nonexistent/curlew") }
-        #expect(throws: TransportError.self) { try RequestBody.file(FileManager.default.temporaryDirectory.path) }
+        #expect(throws: TransportError.self) { try TransportRequest.Body.file("/nonexistent/curlew") }
+        #expect(throws: TransportError.self) { try TransportRequest.Body.file(FileManager.default.temporaryDirectory.path) }
         do {
-            _ = try RequestBody.file(#filePath, range: 0..<(1 << 40))
+            _ = try TransportRequest.Body.file(#filePath, range: 0..<(1 << 40))
             Issue.record("a range past the file's end was accepted")
         } catch {
             #expect(error.code == .invalidBody)
@@ -449,7 +449,7 @@ private enum BodyKind: String, CaseIterable, Sendable, CustomTestStringConvertib
     func aFileThatChangedSizeFails(change: Int) async throws {
         try await withFile(1 << 20) { path in
             try await withStreamServerAndSession(.http1) { server, session in
-                let body = try RequestBody.file(path)
+                let body = try TransportRequest.Body.file(path)
                 let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
                 if change < 0 {
                     try handle.truncate(atOffset: UInt64((1 << 20) + change))

@@ -11,7 +11,7 @@ import Testing
 
 /// Reads a response of one-byte `A` chunks (an echo, a `/speak`) to its end, telling `hear` of each so the
 /// request body can answer it; returns the chunks read.
-func hearRounds(of body: ResponseBody, answering hear: AsyncStream<Void>.Continuation) async throws -> Int {
+func hearRounds(of body: ResponseBodyStream, answering hear: AsyncStream<Void>.Continuation) async throws -> Int {
     var heard = 0
     for try await chunk in body where !chunk.isEmpty {
         #expect(Array(chunk) == [UInt8(ascii: "A")])
@@ -49,7 +49,7 @@ func hearRounds(of body: ResponseBody, answering hear: AsyncStream<Void>.Continu
     func echoInterleavedWithTheUpload(wire: Wire) async throws {
         try await withStreamServerAndSession(wire) { server, session in
             let (echoes, echoed) = AsyncStream<Void>.makeStream()
-            let body = RequestBody.stream { writer in
+            let body = TransportRequest.Body.stream { writer in
                 var iterator = echoes.makeAsyncIterator()
                 for _ in 0..<1000 {
                     try await writer.write([UInt8(ascii: "A")])
@@ -80,7 +80,7 @@ func hearRounds(of body: ResponseBody, answering hear: AsyncStream<Void>.Continu
     private func speak(wire: Wire) async throws {
         try await withStreamServerAndSession(wire) { server, session in
             let (heard, hear) = AsyncStream<Void>.makeStream()
-            let body = RequestBody.stream { writer in
+            let body = TransportRequest.Body.stream { writer in
                 var answered = 0
                 for await _ in heard {
                     try await writer.write("B")
@@ -122,7 +122,7 @@ func hearRounds(of body: ResponseBody, answering hear: AsyncStream<Void>.Continu
     @Test(arguments: Wire.allCases)
     func requestTrailers(wire: Wire) async throws {
         try await withStreamServerAndSession(wire) { server, session in
-            let body = RequestBody.stream { writer in try await writer.write("Hello World") }.trailers([
+            let body = TransportRequest.Body.stream { writer in try await writer.write("Hello World") }.trailers([
                 HTTPField.Name("X-Request-Trailer-One")!: "first-trailer-value",
                 HTTPField.Name("X-Request-Trailer-Two")!: "second-trailer-value",
             ])
@@ -203,7 +203,7 @@ func hearRounds(of body: ResponseBody, answering hear: AsyncStream<Void>.Continu
     func aMegabyteEchoed(wire: Wire) async throws {
         try await withStreamServerAndSession(wire) { server, session in
             let payload = streamPattern(count: 1_000_000)
-            let body = RequestBody.stream(length: payload.count, replayable: true) { writer in
+            let body = TransportRequest.Body.stream(length: payload.count, replayable: true) { writer in
                 for start in stride(from: 0, to: payload.count, by: 30_000) {
                     try await writer.write(payload[start..<min(payload.count, start + 30_000)])
                 }
@@ -218,7 +218,7 @@ func hearRounds(of body: ResponseBody, answering hear: AsyncStream<Void>.Continu
     @Test(arguments: Wire.allCases, [0, nil] as [Int?])
     func anEmptyStreamedBody(wire: Wire, length: Int?) async throws {
         try await withStreamServerAndSession(wire) { server, session in
-            let body = RequestBody.stream(length: length) { _ in }
+            let body = TransportRequest.Body.stream(length: length) { _ in }
             let response = try await session.execute(TransportRequest(url: server.url("/request"), method: .post, body: body))
             let received = try ReceivedRequest(response.body)
             #expect(received.bodyLength == 0)

@@ -70,11 +70,11 @@ import Testing
     }
 
     @Test(arguments: [
-        ("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 200, "ok", HTTPVersion.http1_1),
+        ("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 200, "ok", ResponseHead.HTTPVersion.http1_1),
         ("HTTP/1.1 200\r\nContent-Length: 2\r\n\r\nok", 200, "ok", .http1_1),
         ("HTTP/1.0 204 No Content\r\n\r\n", 204, "", .http1_0),
     ])
-    func wellFormedStatusLinesAreAccepted(reply: String, status: Int, body: String, version: HTTPVersion) async throws {
+    func wellFormedStatusLinesAreAccepted(reply: String, status: Int, body: String, version: ResponseHead.HTTPVersion) async throws {
         // Kept open: each reply is complete by its framing (Content-Length; a 204 has no body).
         try await withServerAndSession(handler: { _ in .raw(Array(reply.utf8), after: .keepOpen) }) { server, session in
             let response = try await session.execute(TransportRequest(url: server.url("/")))

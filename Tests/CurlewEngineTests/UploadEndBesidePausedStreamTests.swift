@@ -25,7 +25,7 @@ import Testing
                 #expect(head.httpVersion == .http2)
                 let uploads = Task {
                     for round in 0..<40 {
-                        let upload = RequestBody.stream { writer in
+                        let upload = TransportRequest.Body.stream { writer in
                             try await writer.write("round \(round)")
                             try await Task.sleep(for: .milliseconds(2))
                             try await writer.write(", ")

@@ -21,7 +21,7 @@ struct Fixture {
 
 /// Runs `body` with the generated client on a session of its own (shut down at the end) through `middleware`.
 func withClient<T>(
-    session configuration: SessionConfiguration = SessionConfiguration(), middleware: [any Middleware] = [],
+    session configuration: SessionConfiguration = SessionConfiguration(), middleware: [any TransportMiddleware] = [],
     transport transportConfiguration: CurlewTransport.Configuration = CurlewTransport.Configuration(),
     _ body: (Fixture) async throws -> T
 ) async throws -> T {

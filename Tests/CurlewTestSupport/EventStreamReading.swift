@@ -68,7 +68,7 @@ package func expectReconnectionAfterAFailedConnection(
     #expect(reconnection.delay == delay, sourceLocation: sourceLocation)
     #expect(reconnection.attempt == 1, sourceLocation: sourceLocation)
     #expect(reconnection.lastEventID == "", sourceLocation: sourceLocation)
-    #expect(reading.events[1] == .event(ServerSentEvent(data: "back")), sourceLocation: sourceLocation)
+    #expect(reading.events[1] == .event(ServerSentEvents.Event(data: "back")), sourceLocation: sourceLocation)
 }
 
 /// A stream whose first attempt sends comments around an event (with `retry: 50` and id 7) and ends,
@@ -82,9 +82,9 @@ package enum CommentsAndReconnection {
 
     package static let activity: [EventStreamActivity] = [
         .comment(" keep-alive"),
-        .event(ServerSentEvent(data: "one", id: "7", retry: .milliseconds(50))),
+        .event(ServerSentEvents.Event(data: "one", id: "7", retry: .milliseconds(50))),
         .comment("second"),
         .reconnecting(EventStreamReconnection(cause: .streamEnded, delay: .milliseconds(50), attempt: 1, lastEventID: "7")),
-        .event(ServerSentEvent(data: "two", id: "7")),
+        .event(ServerSentEvents.Event(data: "two", id: "7")),
     ]
 }

@@ -128,7 +128,7 @@ private final class TokenIssuer: Sendable {
 }
 
 /// Bearer tokens from a ``TokenIssuer``; requests to paths under `/public` are not authenticated.
-private struct BearerAuthenticator: Authenticator {
+private struct BearerAuthenticator: CredentialAuthenticator {
     let issuer: TokenIssuer
 
     func apply(_ credential: Token, to request: inout TransportRequest) {
@@ -148,7 +148,7 @@ private struct BearerAuthenticator: Authenticator {
 
 /// Records every attempt that passes it: its number and the token it carries. Placed after the
 /// authentication middleware, it sees each exchange the middleware makes.
-private struct AttemptLog: Middleware {
+private struct AttemptLog: TransportMiddleware {
     private let entries = Locked<[String]>([])
 
     var all: [String] { entries.withLock { $0 } }

@@ -42,7 +42,7 @@ import Testing
 
     static let formType = "application/x-www-form-urlencoded; charset=utf-8"
 
-    func request(_ method: HTTPMethod = .get, url: String = "https://example.com/search") -> TransportRequest {
+    func request(_ method: HTTPRequest.Method = .get, url: String = "https://example.com/search") -> TransportRequest {
         TransportRequest(url: url, method: method)
     }
 
@@ -72,9 +72,9 @@ import Testing
     }
 
     @Test(arguments: [
-        (HTTPMethod.get, true), (.head, true), (.delete, true), (.post, false), (.put, false), (.patch, false),
+        (HTTPRequest.Method.get, true), (.head, true), (.delete, true), (.post, false), (.put, false), (.patch, false),
     ])
-    func methodDependentDestination(method: HTTPMethod, inQuery: Bool) throws {
+    func methodDependentDestination(method: HTTPRequest.Method, inQuery: Bool) throws {
         let encoded = try URLEncoding.default.encode(request(method), with: Self.parameters)
         let expected = Self.queries[0].2
         if inQuery {

@@ -7,7 +7,7 @@ import Testing
 
 @Suite struct EndpointTests {
     func endpoint(
-        url: String = "https://api.example.com/items", method: HTTPMethod = .post, task: RequestTask = .requestPlain,
+        url: String = "https://api.example.com/items", method: HTTPRequest.Method = .post, task: RequestTask = .requestPlain,
         headers: [String: String]? = ["A": "1"]
     ) -> Endpoint {
         Endpoint(

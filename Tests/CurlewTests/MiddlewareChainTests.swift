@@ -21,7 +21,7 @@ private final class SeenLog: Sendable {
 }
 
 /// Records when the exchange enters it and leaves it (returning or throwing), and what it was called with.
-private struct RecordingMiddleware: Middleware {
+private struct RecordingMiddleware: TransportMiddleware {
     let name: String
     let recorder: Recorder
     var seen = SeenLog()
@@ -43,7 +43,7 @@ private struct RecordingMiddleware: Middleware {
 }
 
 /// Records the head the rest of the chain answered with, then hands it to the caller's handler.
-private struct HeadWatcher: Middleware {
+private struct HeadWatcher: TransportMiddleware {
     let recorder: Recorder
 
     func intercept<Return>(
@@ -57,19 +57,19 @@ private struct HeadWatcher: Middleware {
 }
 
 /// Answers from its own store without calling `next` (a cache).
-private struct CacheMiddleware: Middleware {
+private struct CacheMiddleware: TransportMiddleware {
     func intercept<Return>(
         _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
         let head = ResponseHead(
             status: .nonAuthoritativeInformation, headerFields: [.contentType: "text/plain", .age: "12"],
             effectiveURL: request.url)
-        return try await handler(head, ResponseBody(data: Data("from the cache".utf8)))
+        return try await handler(head, ResponseBodyStream(data: Data("from the cache".utf8)))
     }
 }
 
 /// Adds a header field to the request.
-private struct HeaderMiddleware: Middleware {
+private struct HeaderMiddleware: TransportMiddleware {
     func intercept<Return>(
         _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext, handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
@@ -85,7 +85,7 @@ private struct Refusal: Error, Equatable {
 }
 
 /// Fails before the exchange (`beforeSending`) or on a 503 head.
-private struct RefusingMiddleware: Middleware {
+private struct RefusingMiddleware: TransportMiddleware {
     let beforeSending: Bool
 
     func intercept<Return>(
@@ -117,7 +117,7 @@ private struct HandlerError: Error, Equatable {
 }
 
 /// The body as UTF-8 text, read to its end inside a response handler.
-private func text(of body: ResponseBody) async throws(CurlewError) -> String {
+private func text(of body: ResponseBodyStream) async throws(CurlewError) -> String {
     do throws(TransportError) {
         return String(decoding: try await body.collect(upTo: 10_000_000), as: UTF8.self)
     } catch {

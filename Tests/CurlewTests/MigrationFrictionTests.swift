@@ -44,7 +44,7 @@ import Testing
         case read
         var baseURL: URL { URL(string: "https://settings.example")! }
         var path: String { "/settings" }
-        var method: HTTPMethod { .get }
+        var method: HTTPRequest.Method { .get }
         var task: RequestTask { .requestPlain }
         var headers: [String: String]? { nil }
     }

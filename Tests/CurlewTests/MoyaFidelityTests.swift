@@ -123,7 +123,7 @@ import Testing
             }
         }
         var path: String { "/account" }
-        var method: HTTPMethod { .get }
+        var method: HTTPRequest.Method { .get }
         var task: RequestTask { .requestPlain }
         var headers: [String: String]? { nil }
         var authorizationType: AuthorizationType? {

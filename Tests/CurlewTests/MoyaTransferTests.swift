@@ -14,7 +14,7 @@ import Testing
 
 /// An endpoint for the equality and request tests.
 private func endpoint(
-    _ task: RequestTask, url: String = "https://api.example.com/upload", method: HTTPMethod = .post,
+    _ task: RequestTask, url: String = "https://api.example.com/upload", method: HTTPRequest.Method = .post,
     headers: [String: String]? = ["Accept": "application/json"]
 ) -> Endpoint {
     Endpoint(
@@ -50,7 +50,7 @@ private func makeFile(_ directory: URL, _ name: String, _ contents: String) thro
 private struct Moya: TargetType {
     var base: String
     var path: String
-    var method: HTTPMethod = .get
+    var method: HTTPRequest.Method = .get
     var task: RequestTask = .requestPlain
     var headers: [String: String]? = nil
     var validationType: ValidationType = .none
@@ -58,7 +58,7 @@ private struct Moya: TargetType {
 
     var baseURL: URL { URL(string: base) ?? URL(fileURLWithPath: "/") }
 
-    init(base: String, path: String, method: HTTPMethod = .get, task: RequestTask = .requestPlain) {
+    init(base: String, path: String, method: HTTPRequest.Method = .get, task: RequestTask = .requestPlain) {
         self.base = base
         self.path = path
         self.method = method

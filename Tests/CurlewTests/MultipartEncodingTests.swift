@@ -51,7 +51,7 @@ private func refusal(
 
 /// An endpoint to a loopback URL nothing is sent to.
 private func endpoint(
-    _ method: HTTPMethod, _ task: RequestTask, headers: [String: String]? = nil, url: String = "http://127.0.0.1:9/upload"
+    _ method: HTTPRequest.Method, _ task: RequestTask, headers: [String: String]? = nil, url: String = "http://127.0.0.1:9/upload"
 ) -> Endpoint {
     Endpoint(url: url, sampleResponseClosure: { .networkResponse(200, Data()) }, method: method, task: task, httpHeaderFields: headers)
 }
@@ -440,7 +440,7 @@ let hostileNames: [(String, String)] = [
     /// A multipart task on a method that does not carry a form fails before anything is sent.
     @Test(arguments: ["GET", "HEAD", "DELETE", "OPTIONS", "TRACE", "QUERY", "post"])
     func aMultipartTaskOnAMethodWithoutAFormIsRefused(_ name: String) throws {
-        let method = try #require(HTTPMethod(name))
+        let method = try #require(HTTPRequest.Method(name))
         let form: MultipartFormData = [MultipartFormBodyPart(provider: .data(Data("v".utf8)), name: "n")]
         #expect(multipartError(buildError(endpoint(method, .uploadMultipart(form)))) == .methodNotSupported(name))
         #expect(multipartError(buildError(endpoint(method, .uploadCompositeMultipart(form, urlParameters: [:])))) == .methodNotSupported(name))
@@ -452,7 +452,7 @@ let hostileNames: [(String, String)] = [
         ("DELETE", false), ("OPTIONS", false), ("TRACE", false), ("QUERY", false), ("PROPFIND", false), ("post", false),
     ])
     func supportsMultipartIsMoyas(_ name: String, _ supports: Bool) throws {
-        let method = try #require(HTTPMethod(name))
+        let method = try #require(HTTPRequest.Method(name))
         #expect(method.supportsMultipart == supports)
     }
 
@@ -462,7 +462,7 @@ let hostileNames: [(String, String)] = [
     /// spelling), once; the target's other fields stay.
     @Test(arguments: ["POST", "PUT", "PATCH", "CONNECT"])
     func theRequestCarriesTheFormAndItsContentType(_ name: String) throws {
-        let method = try #require(HTTPMethod(name))
+        let method = try #require(HTTPRequest.Method(name))
         let form = MultipartFormData(parts: [MultipartFormBodyPart(provider: .data(Data("v".utf8)), name: "n")], boundary: "fixed")
         let request = try endpoint(
             method, .uploadMultipart(form), headers: ["Content-Type": "text/plain", "content-type": "application/json", "X-Trace": "7"]

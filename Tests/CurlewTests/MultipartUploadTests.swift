@@ -25,11 +25,11 @@ private struct Upload: TargetType {
     var path = "/multipart"
     /// The query string, without `?` (the base URL's query stays after the path).
     var query = ""
-    var method: HTTPMethod = .post
+    var method: HTTPRequest.Method = .post
     var task: RequestTask
     var headers: [String: String]? = nil
 
-    init(_ server: StreamTestServer, path: String = "/multipart", query: String = "", method: HTTPMethod = .post, task: RequestTask) {
+    init(_ server: StreamTestServer, path: String = "/multipart", query: String = "", method: HTTPRequest.Method = .post, task: RequestTask) {
         root = String(server.url("/").dropLast())
         self.path = path
         self.query = query
@@ -192,7 +192,7 @@ enum FormKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// that carries a form; the body is byte for byte the encoder's with the boundary the server saw.
     @Test(arguments: Wire.allCases, ["POST", "PUT", "PATCH"])
     func fieldsReachTheServerAsSent(wire: Wire, methodName: String) async throws {
-        let method = try #require(HTTPMethod(methodName))
+        let method = try #require(HTTPRequest.Method(methodName))
         let form: MultipartFormData = [
             MultipartFormBodyPart(provider: .data(Data("Holiday".utf8)), name: "title"),
             MultipartFormBodyPart(provider: .data(Data()), name: "empty"),

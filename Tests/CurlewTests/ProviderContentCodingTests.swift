@@ -25,7 +25,7 @@ private struct CodedFile: TargetType {
 
     var baseURL: URL { URL(string: root + "/?" + query) ?? URL(fileURLWithPath: "/") }
     var path: String { "/file" }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
 }
 
 @Suite struct ProviderContentCodingTests {

@@ -13,7 +13,7 @@ private struct CookieTarget: TargetType {
     var handlesCookies: Bool? = nil
 
     var baseURL: URL { URL(string: base)! }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
     var transferOptions: TransferOptions { TransferOptions(handlesCookies: handlesCookies) }

@@ -16,7 +16,7 @@ import Testing
 private struct Transfer: TargetType {
     var base: String
     var path: String
-    var method: HTTPMethod = .get
+    var method: HTTPRequest.Method = .get
     var task: RequestTask
     var headers: [String: String]? = nil
     var sampleData: Data = Data()
@@ -25,20 +25,20 @@ private struct Transfer: TargetType {
 
     var baseURL: URL { URL(string: base) ?? URL(fileURLWithPath: "/") }
 
-    init(_ base: String, _ path: String, method: HTTPMethod = .get, task: RequestTask) {
+    init(_ base: String, _ path: String, method: HTTPRequest.Method = .get, task: RequestTask) {
         self.base = base
         self.path = path
         self.method = method
         self.task = task
     }
 
-    init(_ server: LocalHTTPServer, _ path: String, method: HTTPMethod = .get, task: RequestTask) {
+    init(_ server: LocalHTTPServer, _ path: String, method: HTTPRequest.Method = .get, task: RequestTask) {
         self.init(server.baseURL, path, method: method, task: task)
     }
 
     /// A target for stream_server.py: the query of `pathAndQuery` goes on the base URL, which keeps it
     /// after the joined path (a `?` in a target's path is escaped).
-    init(_ server: StreamTestServer, _ pathAndQuery: String, method: HTTPMethod = .get, task: RequestTask) {
+    init(_ server: StreamTestServer, _ pathAndQuery: String, method: HTTPRequest.Method = .get, task: RequestTask) {
         let parts = pathAndQuery.split(separator: "?", maxSplits: 1)
         let query = parts.count > 1 ? "?" + parts[1] : ""
         self.init("http://127.0.0.1:\(server.port)\(query)", parts.first.map(String.init) ?? "", method: method, task: task)
@@ -134,7 +134,7 @@ private final class SentFields: PluginType {
 /// which RetryMiddleware never retries): a download's attempts that fail keep partial files.
 /// Retries a download once after a transport failure, then gives up with an error of its own (a failed
 /// token refresh, say): an error that cannot carry resume data.
-private struct RetryOnceThenFailOwnWay: Middleware {
+private struct RetryOnceThenFailOwnWay: TransportMiddleware {
     struct GaveUp: Error {}
 
     func intercept<Return>(
@@ -151,7 +151,7 @@ private struct RetryOnceThenFailOwnWay: Middleware {
     }
 }
 
-private struct RetryAnyTransportFailure: Middleware {
+private struct RetryAnyTransportFailure: TransportMiddleware {
     let attempts: Int
 
     func intercept<Return>(

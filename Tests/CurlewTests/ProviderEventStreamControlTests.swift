@@ -22,7 +22,7 @@ private struct StreamTarget: TargetType {
 
     var baseURL: URL { URL(string: base) ?? URL(fileURLWithPath: "/") }
     var path: String { "/sse" }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask {
         .requestParameters(parameters: ["key": .string(key), "plan": .string(plan.encoded)], encoding: URLEncoding.queryString)
     }
@@ -70,7 +70,7 @@ private func release(_ name: String, _ server: SSETestServer, _ session: CurlSes
             let events = provider.events(for: StreamTarget(server, key: newKey(), plan: plan), policy: policy())
             let plain = await readEvents(events, count: 2)
             #expect(plain.error == nil)
-            #expect(plain.events == [ServerSentEvent(data: "one", id: "7", retry: .milliseconds(50)), ServerSentEvent(data: "two", id: "7")])
+            #expect(plain.events == [ServerSentEvents.Event(data: "one", id: "7", retry: .milliseconds(50)), ServerSentEvents.Event(data: "two", id: "7")])
         }
     }
 
@@ -88,9 +88,9 @@ private func release(_ name: String, _ server: SSETestServer, _ session: CurlSes
             #expect(reading.error == nil)
             #expect(reading.events == [
                 .comment(" hi"),
-                .event(ServerSentEvent(data: "{\"word\":\"one\"}", id: "3", retry: .milliseconds(40))),
+                .event(ServerSentEvents.Event(data: "{\"word\":\"one\"}", id: "3", retry: .milliseconds(40))),
                 .reconnecting(EventStreamReconnection(cause: .streamEnded, delay: .milliseconds(40), attempt: 1, lastEventID: "3")),
-                .event(ServerSentEvent(data: "{\"word\":\"two\"}", id: "3")),
+                .event(ServerSentEvents.Event(data: "{\"word\":\"two\"}", id: "3")),
             ])
             var iterator = provider.events(for: StreamTarget(server, key: newKey(), plan: plan), as: Word.self, policy: policy())
                 .makeAsyncIterator()
@@ -243,7 +243,7 @@ private func release(_ name: String, _ server: SSETestServer, _ session: CurlSes
             #expect(three?.data == "three")
             #expect(iterator.reconnectionTime == .milliseconds(250))
             let four = try await iterator.next()
-            #expect(four == ServerSentEvent(data: "four", id: "1"))
+            #expect(four == ServerSentEvents.Event(data: "four", id: "1"))
             #expect(iterator.reconnectionTime == .milliseconds(250))
             #expect(iterator.lastEventID == "1")
             let records = try await server.records(key)

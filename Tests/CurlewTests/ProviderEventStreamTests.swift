@@ -16,7 +16,7 @@ private struct EventsTarget: TargetType {
     var key: String
     var plan: SSEPlan
     var query: [String: String] = [:]
-    var method: HTTPMethod = .get
+    var method: HTTPRequest.Method = .get
     var body: Data?
     var headers: [String: String]? = nil
     var sampleData = Data()
@@ -144,7 +144,7 @@ private func snakeCaseDecoder() -> JSONDecoder {
 }
 
 /// Records when the exchange enters and leaves a middleware.
-private struct ScopeMiddleware: Middleware {
+private struct ScopeMiddleware: TransportMiddleware {
     let log: Locked<[String]>
 
     func intercept<Return>(
@@ -169,7 +169,7 @@ private struct ScopeMiddleware: Middleware {
             do {
                 var iterator = provider.events(for: EventsTarget(server, key: key, plan: plan), policy: policy()).makeAsyncIterator()
                 let first = try await iterator.next()
-                #expect(first == ServerSentEvent(data: "one", id: "1"))
+                #expect(first == ServerSentEvents.Event(data: "one", id: "1"))
                 #expect(log.withLock { $0 } == ["in", "out"])
                 let open = try await server.records(key)
                 #expect(open.map(\.outcome) == [nil])
@@ -190,7 +190,7 @@ private struct ScopeMiddleware: Middleware {
             let provider = Provider<EventsTarget>(session: session, plugins: [AttemptPlugin(log: log)])
             let reading = await readEvents(provider.events(for: EventsTarget(server, key: key, plan: plan), policy: policy()), count: 2)
             #expect(reading.events == [
-                ServerSentEvent(data: "one", id: "1", retry: .milliseconds(50)), ServerSentEvent(data: "two", id: "1"),
+                ServerSentEvents.Event(data: "one", id: "1", retry: .milliseconds(50)), ServerSentEvents.Event(data: "two", id: "1"),
             ])
             #expect(log.sent == [
                 AttemptLog.Sent(method: "GET", lastEventID: nil, accept: "text/event-stream", cacheControl: "no-cache"),
@@ -278,7 +278,7 @@ private struct ScopeMiddleware: Middleware {
                 ? Provider<EventsTarget>(requestClosure: { endpoint in try endpoint.urlRequest() }, session: session)
                 : Provider<EventsTarget>(session: session)
             let reading = await readEvents(provider.events(for: EventsTarget(server, key: key, plan: plan), policy: policy()))
-            #expect(reading.events == [ServerSentEvent(data: "one", id: "7", retry: .milliseconds(50))])
+            #expect(reading.events == [ServerSentEvents.Event(data: "one", id: "7", retry: .milliseconds(50))])
             #expect(reading.curlewError?.eventStreamError == .unexpectedStatus(404))
             let records = try await server.records(key)
             #expect(records.map(\.method) == ["GET", "GET"])
@@ -395,7 +395,7 @@ private struct ScopeMiddleware: Middleware {
             }
             let reading = await readEvents(events, count: 2)
             #expect(reading.events == [
-                ServerSentEvent(data: "one", id: "41", retry: .milliseconds(50)), ServerSentEvent(data: "two", id: "41"),
+                ServerSentEvents.Event(data: "one", id: "41", retry: .milliseconds(50)), ServerSentEvents.Event(data: "two", id: "41"),
             ])
             let records = try await server.records(key)
             #expect(records.map(\.method) == ["POST", "GET"])
@@ -417,9 +417,9 @@ private struct ScopeMiddleware: Middleware {
             sampleData: "\u{FEFF}retry: 10\nid: 1\ndata: one\n\ndata: two\r\n\r\n: comment\nevent: custom\ndata: three\rdata\r\rdata: cut")
         let reading = await readEvents(provider.events(for: target, policy: policy { $0.reconnectionTime = .milliseconds(10) }))
         #expect(reading.events == [
-            ServerSentEvent(data: "one", id: "1", retry: .milliseconds(10)),
-            ServerSentEvent(data: "two", id: "1"),
-            ServerSentEvent(type: "custom", data: "three\n", id: "1"),
+            ServerSentEvents.Event(data: "one", id: "1", retry: .milliseconds(10)),
+            ServerSentEvents.Event(data: "two", id: "1"),
+            ServerSentEvents.Event(type: "custom", data: "three\n", id: "1"),
         ])
         #expect(reading.ended)
         #expect(reading.error == nil)
@@ -439,7 +439,7 @@ private struct ScopeMiddleware: Middleware {
             let retry = RetryMiddleware(policy: RetryPolicy(backoff: Backoff(base: .milliseconds(1), cap: .milliseconds(1))))
             let provider = Provider<EventsTarget>(session: session, middleware: [retry])
             let reading = await readEvents(provider.events(for: EventsTarget(server, key: key, plan: plan), policy: policy()))
-            #expect(reading.events == [ServerSentEvent(data: "one", id: "1", retry: .milliseconds(20))])
+            #expect(reading.events == [ServerSentEvents.Event(data: "one", id: "1", retry: .milliseconds(20))])
             #expect(reading.curlewError?.eventStreamError == .unexpectedStatus(503))
             let records = try await server.records(key, until: { $0.count >= 3 && $0.allSatisfy { $0.outcome != nil } })
             #expect(records.map(\.outcome) == ["answered", "closed", "answered"])

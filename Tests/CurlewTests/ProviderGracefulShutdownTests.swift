@@ -13,7 +13,7 @@ private struct LoopbackTarget: TargetType {
     let path: String
 
     var baseURL: URL { URL(string: base) ?? URL(fileURLWithPath: "/") }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
 }

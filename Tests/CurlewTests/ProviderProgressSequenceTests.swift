@@ -15,7 +15,7 @@ private struct Held: TargetType {
     let root: String
     let path: String
     let query: String
-    var method: HTTPMethod = .get
+    var method: HTTPRequest.Method = .get
     var task: RequestTask = .requestPlain
     var headers: [String: String]? { nil }
 

@@ -42,7 +42,7 @@ private struct CompressedUpload: TargetType {
 
     var baseURL: URL { URL(string: base) ?? URL(fileURLWithPath: "/") }
     var path: String { "/inflate" }
-    var method: HTTPMethod { .post }
+    var method: HTTPRequest.Method { .post }
     var task: RequestTask { .requestData(payload) }
     var headers: [String: String]? { nil }
     var sampleData: Data { Data() }

@@ -9,7 +9,7 @@ import Logging
 import Testing
 
 /// Collects a body's bytes and how many chunks they came in.
-private func collect(_ body: ResponseBody) async throws -> (text: String, chunks: Int) {
+private func collect(_ body: ResponseBodyStream) async throws -> (text: String, chunks: Int) {
     var bytes: [UInt8] = []
     var chunks = 0
     for try await chunk in body {

@@ -217,7 +217,7 @@ import Testing
             let base: String
             var baseURL: URL { URL(string: base)! }
             var path: String { "/nope" }
-            var method: HTTPMethod { .get }
+            var method: HTTPRequest.Method { .get }
             var task: RequestTask { .requestPlain }
             var headers: [String: String]? { nil }
         }
@@ -280,7 +280,7 @@ import Testing
 
 extension Local {
     /// A target on `https://api.example.com`, for providers whose transport is a ``MockTransport``.
-    init(exampleAPI path: String, method: HTTPMethod = .get, task: RequestTask = .requestPlain) {
+    init(exampleAPI path: String, method: HTTPRequest.Method = .get, task: RequestTask = .requestPlain) {
         base = "https://api.example.com"
         self.path = path
         self.method = method

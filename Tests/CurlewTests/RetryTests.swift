@@ -40,7 +40,7 @@ fileprivate final class RetryAttemptLog: Sendable {
 }
 
 /// Records `context.attempt` and `request.timeout` of every exchange it passes on.
-fileprivate struct RecordAttempts: Middleware {
+fileprivate struct RecordAttempts: TransportMiddleware {
     let log: RetryAttemptLog
 
     func intercept<Return>(
@@ -105,7 +105,7 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
     }
 
     /// A target at `base` (a host or port with no server behind it).
-    static func target(base: String, path: String = "/", method: HTTPMethod = .get, headers: [String: String]? = nil) async throws
+    static func target(base: String, path: String = "/", method: HTTPRequest.Method = .get, headers: [String: String]? = nil) async throws
         -> Local
     {
         // Local needs a server for its initialiser; the base is replaced at once.
@@ -250,12 +250,12 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
     }
 
     @Test(arguments: [
-        (HTTPMethod.post, ["Idempotency-Key": "order-42"] as [String: String]?, [1, 2, 3]),
+        (HTTPRequest.Method.post, ["Idempotency-Key": "order-42"] as [String: String]?, [1, 2, 3]),
         (.post, nil, [1]),
         (.patch, ["Idempotency-Key": "order-43"], [1, 2, 3]),
         (.delete, nil, [1, 2, 3]),
     ])
-    func cannotConnectToAServerThatWasShutDown(method: HTTPMethod, headers: [String: String]?, attempts: [Int]) async throws {
+    func cannotConnectToAServerThatWasShutDown(method: HTTPRequest.Method, headers: [String: String]?, attempts: [Int]) async throws {
         try await Self.withSession { session in
             let gone = try await LocalHTTPServer.start { _ in .text("never") }
             try await gone.shutdown()
@@ -275,8 +275,8 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
         }
     }
 
-    @Test(arguments: [(HTTPMethod.get, RawEnding.close), (.get, .reset), (.put, .close), (.put, .reset)])
-    func aConnectionEndedBeforeAnyResponseByteIsRetriedForIdempotentMethods(method: HTTPMethod, ending: RawEnding) async throws {
+    @Test(arguments: [(HTTPRequest.Method.get, RawEnding.close), (.get, .reset), (.put, .close), (.put, .reset)])
+    func aConnectionEndedBeforeAnyResponseByteIsRetriedForIdempotentMethods(method: HTTPRequest.Method, ending: RawEnding) async throws {
         try await withServer(Self.failing(2, with: .raw([], after: ending))) { server, session in
             let clock = TestClock()
             let log = RetryAttemptLog()
@@ -476,10 +476,10 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
     /// request again itself, on a new connection, up to 5 times, then fails; the middleware then retries
     /// a GET (and an opted-in POST) as a connection ended before any response byte, never a plain POST.
     @Test(arguments: [
-        (HTTPMethod.get, false, [1, 2, 3]), (.post, true, [1, 2, 3]), (.post, false, [1]),
+        (HTTPRequest.Method.get, false, [1, 2, 3]), (.post, true, [1, 2, 3]), (.post, false, [1]),
     ])
     func aStreamAlwaysRefusedIsRetriedByLibcurlThenByTheMiddlewareForGETOrAnOptedInPOST(
-        method: HTTPMethod, optedIn: Bool, attempts: [Int]
+        method: HTTPRequest.Method, optedIn: Bool, attempts: [Int]
     ) async throws {
         let fixtures = try await TLSFixtures.shared()
         try await withH2TestServer(.tls(fixtures.leaf)) { server in
@@ -521,9 +521,9 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
     /// A TLS handshake that fails (the server speaks TLS 1.2 at most, the client asks for 1.3) proves
     /// nothing was sent: retried for a GET and an opted-in POST, not for a plain POST.
     @Test(arguments: [
-        (HTTPMethod.get, false, [1, 2, 3]), (.post, true, [1, 2, 3]), (.post, false, [1]),
+        (HTTPRequest.Method.get, false, [1, 2, 3]), (.post, true, [1, 2, 3]), (.post, false, [1]),
     ])
-    func aFailedTLSHandshakeIsRetriedForRetriedMethods(method: HTTPMethod, optedIn: Bool, attempts: [Int]) async throws {
+    func aFailedTLSHandshakeIsRetriedForRetriedMethods(method: HTTPRequest.Method, optedIn: Bool, attempts: [Int]) async throws {
         let fixtures = try await TLSFixtures.shared()
         var options = TLSServerOptions(serving: fixtures.leaf)
         options.maximumTLSVersion = .v1_2
@@ -540,7 +540,7 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
 
     /// Runs `body` with a session that trusts the test CA, and shuts it down.
     static func withSession(
-        trusting fixtures: TLSFixtures, minimumVersion: TLSVersion? = nil, _ body: (CurlSession) async throws -> Void
+        trusting fixtures: TLSFixtures, minimumVersion: SessionConfiguration.TLS.Version? = nil, _ body: (CurlSession) async throws -> Void
     ) async throws {
         var configuration = SessionConfiguration()
         configuration.tls.trustRoots = .file(fixtures.ca.certificate)
@@ -552,7 +552,7 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
     /// Sends `method` (a POST with a small body, opted in to retries when asked) to `url` through a retry
     /// chain that is expected to fail: the transport error it ends with, the attempts and the waits.
     static func failure(
-        of method: HTTPMethod, optedIn: Bool, to url: String, through session: CurlSession,
+        of method: HTTPRequest.Method, optedIn: Bool, to url: String, through session: CurlSession,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> (error: TransportError?, attempts: [Int], sleeps: [Duration]) {
         let clock = TestClock()
@@ -1030,7 +1030,7 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
             let clock = TestClock()
             let log = RetryAttemptLog()
             let chain = Self.chain(session, clock: clock, log: log)
-            let body = RequestBody.stream(length: 7) { writer in try await writer.write("payload") }
+            let body = TransportRequest.Body.stream(length: 7) { writer in try await writer.write("payload") }
             #expect(body.isReplayable == false)
             let error = await #expect(throws: CurlewError.self) {
                 try await chain.response(for: TransportRequest(url: server.url("/upload"), method: .put, body: body))
@@ -1057,7 +1057,7 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
                 let log = RetryAttemptLog()
                 let chain = Self.chain(session, clock: clock, log: log)
                 let chunks = Self.payloadChunks()
-                let body = RequestBody.sequence(chunks, length: 7)
+                let body = TransportRequest.Body.sequence(chunks, length: 7)
                 #expect(body.isReplayable == false)
                 let error = await #expect(throws: CurlewError.self) {
                     try await chain.response(for: TransportRequest(url: "http://127.0.0.1:\(port)/upload", method: .put, body: body))
@@ -1094,7 +1094,7 @@ fileprivate final class ObservedSystemClock: MiddlewareClock {
             let clock = TestClock()
             let log = RetryAttemptLog()
             let chain = Self.chain(session, clock: clock, log: log)
-            let body = RequestBody.stream(length: 7, replayable: true) { writer in try await writer.write("payload") }
+            let body = TransportRequest.Body.stream(length: 7, replayable: true) { writer in try await writer.write("payload") }
             let response = try await chain.response(for: TransportRequest(url: server.url("/upload"), method: .put, body: body))
             #expect(response.status.code == 200)
             #expect(server.requests.map(\.bodyText) == ["payload", "payload", "payload"])

@@ -317,7 +317,7 @@ import Testing
         #expect(RetryPolicy(maxAttempts: -4).maxAttempts == 1)
     }
 
-    static func request(_ method: HTTPRequest.Method, key: Bool = false, body: RequestBody? = nil) -> TransportRequest {
+    static func request(_ method: HTTPRequest.Method, key: Bool = false, body: TransportRequest.Body? = nil) -> TransportRequest {
         var request = TransportRequest(url: "http://a.test/", method: method, body: body)
         if key, let name = HTTPField.Name("Idempotency-Key") { request.headerFields[name] = "k-1" }
         return request

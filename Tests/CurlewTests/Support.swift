@@ -23,7 +23,7 @@ enum GitHub: TargetType {
         }
     }
 
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
 
     var task: RequestTask {
         switch self {
@@ -49,7 +49,7 @@ enum GitHub: TargetType {
 struct Local: TargetType, AccessTokenAuthorizable {
     var base: String
     var path: String
-    var method: HTTPMethod = .get
+    var method: HTTPRequest.Method = .get
     var task: RequestTask = .requestPlain
     var headers: [String: String]? = nil
     var sampleData: Data = Data()
@@ -58,7 +58,7 @@ struct Local: TargetType, AccessTokenAuthorizable {
 
     var baseURL: URL { URL(string: base)! }
 
-    init(_ server: LocalHTTPServer, _ path: String, method: HTTPMethod = .get, task: RequestTask = .requestPlain) {
+    init(_ server: LocalHTTPServer, _ path: String, method: HTTPRequest.Method = .get, task: RequestTask = .requestPlain) {
         base = server.baseURL
         self.path = path
         self.method = method

@@ -9,7 +9,7 @@ import Testing
 private struct Detailed: TargetType {
     var baseURL: URL { URL(string: "https://example.com/v2")! }
     var path: String { "/items" }
-    var method: HTTPMethod { .patch }
+    var method: HTTPRequest.Method { .patch }
     var task: RequestTask { .requestData(Data("patch".utf8)) }
     var headers: [String: String]? { ["X-Key": "k"] }
     var sampleData: Data { Data("sample".utf8) }
@@ -21,7 +21,7 @@ private struct Joined: TargetType {
     let base: String
     let path: String
     var baseURL: URL { URL(string: base)! }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
 }

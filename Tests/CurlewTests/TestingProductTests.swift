@@ -10,7 +10,7 @@ import Testing
     struct Item: TargetType {
         var baseURL: URL
         var path: String = "/items/1"
-        var method: HTTPMethod = .get
+        var method: HTTPRequest.Method = .get
         var task: RequestTask = .requestPlain
         var headers: [String: String]? = ["Accept": "application/json"]
     }

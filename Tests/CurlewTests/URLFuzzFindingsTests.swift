@@ -11,7 +11,7 @@ import Testing
 private struct PathTarget: TargetType {
     let path: String
     var baseURL: URL { URL(string: "https://h.example/")! }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
 }

@@ -13,7 +13,7 @@ enum ProbeTarget: TargetType {
     case ping
     var baseURL: URL { URL(string: "http://127.0.0.1:9")! }
     var path: String { "/ping" }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
 }

@@ -40,7 +40,7 @@ public struct Workload: Sendable {
     public var syncsFile = false
     /// …observed through `downloadWithProgress`, every update read.
     public var observesProgress = false
-    /// The request body is this file (`RequestBody.file`); its length is `uploadBytes`.
+    /// The request body is this file (`TransportRequest.Body.file`); its length is `uploadBytes`.
     public var uploadFile: String? = nil
     /// The request body is sent gzipped at this level (`TransferOptions.requestCompression`); the
     /// figures count the bytes before compression.

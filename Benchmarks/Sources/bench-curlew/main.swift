@@ -12,7 +12,7 @@ import Synchronization
 struct BenchTarget: TargetType {
     let baseURL: URL
     let path: String
-    let method: HTTPMethod
+    let method: HTTPRequest.Method
     let body: [UInt8]?
     var task: RequestTask { body.map { .requestData(Data($0)) } ?? .requestPlain }
     let closesConnection: Bool
@@ -33,14 +33,14 @@ extension BenchTarget {
     init(_ workload: Workload, base: String) throws {
         guard let url = URL(string: base) else { throw BenchFailure("bad base URL") }
         self.init(
-            baseURL: url, path: workload.path, method: HTTPMethod(workload.method) ?? .get, body: workload.body,
+            baseURL: url, path: workload.path, method: HTTPRequest.Method(workload.method) ?? .get, body: workload.body,
             closesConnection: workload.newConnections)
     }
 }
 
 /// A body of `count` bytes produced while the request runs, one 64 KiB array written again and again
 /// (kept without copying until libcurl takes it).
-func producedBody(_ count: Int, lengthKnown: Bool) -> RequestBody {
+func producedBody(_ count: Int, lengthKnown: Bool) -> TransportRequest.Body {
     let chunk = [UInt8](repeating: 0x61, count: 64 * 1024)
     return .stream(length: lengthKnown ? count : nil, replayable: true) { writer in
         var left = count
@@ -53,7 +53,7 @@ func producedBody(_ count: Int, lengthKnown: Bool) -> RequestBody {
 }
 
 /// Reads a streamed body to its end, dropping each chunk; returns the bytes seen.
-func drain(_ body: ResponseBody) async throws -> Int {
+func drain(_ body: ResponseBodyStream) async throws -> Int {
     var count = 0
     for try await chunk in body { count += chunk.count }
     return count
@@ -120,7 +120,7 @@ func fileClient(_ workload: Workload, base: String, session: CurlSession) throws
         guard let file = workload.uploadFile, workload.uploadBytes ?? 0 > 0 else {
             throw BenchFailure("no file to upload (BENCH_UPLOAD_FILE / BENCH_JSON_FILE)")
         }
-        var request = TransportRequest(url: url, method: .post, body: try RequestBody.file(file))
+        var request = TransportRequest(url: url, method: .post, body: try TransportRequest.Body.file(file))
         request.headerFields[.contentType] = workload.gzipLevel == nil ? "application/octet-stream" : "application/json"
         if let level = workload.gzipLevel {
             request.options = TransferOptions(requestCompression: .gzip(level: level))
@@ -134,7 +134,7 @@ func fileClient(_ workload: Workload, base: String, session: CurlSession) throws
 struct FileTaskTarget: TargetType {
     let baseURL: URL
     let path: String
-    let method: HTTPMethod
+    let method: HTTPRequest.Method
     let task: RequestTask
     var headers: [String: String]? { nil }
 }
@@ -198,7 +198,7 @@ struct BenchToken: AuthenticationCredential {
     let value: String
 }
 
-struct BenchAuthenticator: Authenticator {
+struct BenchAuthenticator: CredentialAuthenticator {
     func apply(_ credential: BenchToken, to request: inout TransportRequest) {
         request.headerFields[.authorization] = "Bearer \(credential.value)"
     }

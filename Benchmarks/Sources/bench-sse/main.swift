@@ -134,7 +134,7 @@ func parserAlone(file: String) -> (events: Int, dataBytes: Int, checksum: UInt, 
         bytes.append(contentsOf: block[..<read])
     }
     var parser = EventStreamParser()
-    var events: [ServerSentEvent] = []
+    var events: [ServerSentEvents.Event] = []
     var count = 0
     var dataBytes = 0
     var checksum: UInt = 0
@@ -198,7 +198,7 @@ func sample(_ session: CurlSession, _ progress: Progress) -> Sample {
 struct PacedStream: TargetType {
     let baseURL: URL
     var path: String { "" }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
 }
@@ -211,7 +211,7 @@ struct BenchFailure: Error, CustomStringConvertible {
 /// Reads one stream's events, checking their ids (1, 2, …) and timing them.
 func read<Events: AsyncSequence>(
     _ events: Events, into outcome: inout StreamOutcome, progress: Progress
-) async throws where Events.Element == ServerSentEvent {
+) async throws where Events.Element == ServerSentEvents.Event {
     for try await event in events {
         let now = ContinuousClock.now
         outcome.events += 1

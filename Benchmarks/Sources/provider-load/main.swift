@@ -18,7 +18,7 @@ struct Small: Decodable, Sendable {
 struct Bench: TargetType {
     let baseURL: URL
     var path: String { "/small" }
-    var method: HTTPMethod { .get }
+    var method: HTTPRequest.Method { .get }
     var task: RequestTask { .requestPlain }
     var headers: [String: String]? { nil }
 }

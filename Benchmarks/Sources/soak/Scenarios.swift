@@ -110,7 +110,7 @@ struct Scenarios: Sendable {
         let size = Int.random(in: 4096...1024 * 1024, using: &random)
         let known = Bool.random(using: &random)
         let base = Bool.random(using: &random) ? configuration.http : configuration.h2
-        let body = RequestBody.stream(length: known ? size : nil) { writer in
+        let body = TransportRequest.Body.stream(length: known ? size : nil) { writer in
             let chunk = [UInt8](repeating: 0x61, count: 16 * 1024)
             var left = size
             while left > 0 {
@@ -129,7 +129,7 @@ struct Scenarios: Sendable {
         let lower = Int.random(in: 0..<128 * 1024, using: &random)
         let range: Range<Int>? = Bool.random(using: &random) ? lower..<(lower + 64 * 1024) : nil
         do {
-            let body = try RequestBody.file(configuration.uploadFile, range: range)
+            let body = try TransportRequest.Body.file(configuration.uploadFile, range: range)
             await upload(body, to: base, &random, name, tally)
         } catch {
             tally.unexpected(name, "\(error)")
@@ -139,7 +139,7 @@ struct Scenarios: Sendable {
     /// Three uploads in four go to a location that reads the whole body before answering; one in four to
     /// one that answers at once (nginx then resets the HTTP/2 stream, or discards the HTTP/1.1 body).
     private func upload(
-        _ body: RequestBody, to base: String, _ random: inout SplitMix, _ name: String, _ tally: Tally
+        _ body: TransportRequest.Body, to base: String, _ random: inout SplitMix, _ name: String, _ tally: Tally
     ) async {
         let answersEarly = Int.random(in: 0..<4, using: &random) == 0
         let request = TransportRequest(url: base + (answersEarly ? "/upload" : "/upload-read"), method: .post, body: body)

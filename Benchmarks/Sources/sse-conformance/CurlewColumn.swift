@@ -10,7 +10,7 @@ let curlewColumn = Column(
     ],
     run: { chunks in
         var parser = EventStreamParser()
-        var events: [ServerSentEvent] = []
+        var events: [ServerSentEvents.Event] = []
         var observed = Observed()
         do {
             for chunk in chunks { try parser.parse(chunk, into: &events) }

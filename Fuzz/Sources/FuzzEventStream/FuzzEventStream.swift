@@ -30,7 +30,7 @@ public func fuzzEventStream(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
     let wholeEvents = (try? whole.parse(stream[...])) ?? []
 
     var chunked = EventStreamParser(maxLineLength: 1 << 20, maxEventSize: 1 << 20)
-    var chunkedEvents: [ServerSentEvent] = []
+    var chunkedEvents: [ServerSentEvents.Event] = []
     var offset = 0
     var state = UInt32(truncatingIfNeeded: seed) | 1
     while offset < stream.count {
@@ -66,11 +66,11 @@ public func fuzzEventStream(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
     return 0
 }
 
-private func describe(_ events: [ServerSentEvent]) -> String {
+private func describe(_ events: [ServerSentEvents.Event]) -> String {
     events.map { "(\($0.type.debugDescription), \($0.data.debugDescription), \($0.id.debugDescription))" }.joined(separator: " ")
 }
 
-private func same(_ a: [ServerSentEvent], _ b: [ServerSentEvent]) -> Bool {
+private func same(_ a: [ServerSentEvents.Event], _ b: [ServerSentEvents.Event]) -> Bool {
     // By their bytes: `==` on Strings would call canonically equivalent texts the same.
     a.count == b.count
         && zip(a, b).allSatisfy {
@@ -81,7 +81,7 @@ private func same(_ a: [ServerSentEvent], _ b: [ServerSentEvent]) -> Bool {
 
 /// The specification's steps, one byte at a time.
 private struct WHATWGReference {
-    var events: [ServerSentEvent] = []
+    var events: [ServerSentEvents.Event] = []
     var lastEventID = ""
     var reconnectionTime: Int?
     /// Curlew's documented clamp (24 hours), which the specification leaves to the user agent.
@@ -148,7 +148,7 @@ private struct WHATWGReference {
             return
         }
         if dataBuffer.unicodeScalars.last == "\n" { dataBuffer.unicodeScalars.removeLast() }
-        events.append(ServerSentEvent(type: eventTypeBuffer.isEmpty ? "message" : eventTypeBuffer, data: dataBuffer, id: lastEventID))
+        events.append(ServerSentEvents.Event(type: eventTypeBuffer.isEmpty ? "message" : eventTypeBuffer, data: dataBuffer, id: lastEventID))
         dataBuffer = ""
         eventTypeBuffer = ""
     }

@@ -31,14 +31,14 @@ struct PartInput {
 
 /// The form the input describes.
 struct FormInput {
-    var method: HTTPMethod
+    var method: HTTPRequest.Method
     /// The boundary chosen; nil for Curlew's default.
     var boundary: String?
     var parts: [PartInput]
     /// The bytes each part must hold, in order (a file part's are its file's).
     var partBytes: [[UInt8]] { parts.map(\.data) }
 
-    static let methods: [HTTPMethod] = [.post, .post, .post, .put, .patch, .connect, .get, .head]
+    static let methods: [HTTPRequest.Method] = [.post, .post, .post, .put, .patch, .connect, .get, .head]
 
     init(_ input: [UInt8]) {
         let flags = input.first ?? 0

@@ -91,7 +91,7 @@ public func fuzzMultipart(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
 /// The refusal the form must get, if any: the first rule it breaks, in the order Curlew checks them.
 private func expectedRefusal(_ form: FormInput) -> MultipartEncodingError? {
-    guard [HTTPMethod.post, .put, .patch, .connect].contains(form.method) else { return .methodNotSupported(form.method.rawValue) }
+    guard [HTTPRequest.Method.post, .put, .patch, .connect].contains(form.method) else { return .methodNotSupported(form.method.rawValue) }
     guard !form.parts.isEmpty else { return .noParts }
     if let boundary = form.boundary, !isRFC2046Boundary(boundary) { return .invalidBoundary(boundary) }
     for part in form.parts {
@@ -167,7 +167,7 @@ private func checkContentType(_ request: TransportRequest, chosen: String?) -> (
 
 /// The bytes of the body, checked: replayable, no trailers, of its declared length. Read as the engine
 /// would: bytes in memory, files read in place.
-private func checkedBytes(_ body: RequestBody?) -> [UInt8] {
+private func checkedBytes(_ body: TransportRequest.Body?) -> [UInt8] {
     guard let body else { expectationFailed("an accepted form without a body") }
     expect(body.isReplayable && !body.hasTrailers, "replayable \(body.isReplayable), trailers \(body.hasTrailers)")
     var bytes: [UInt8] = []

@@ -13,7 +13,7 @@ import FuzzSupport
 private struct FuzzedTarget: TargetType {
     let baseURL: URL
     let path: String
-    let method: HTTPMethod
+    let method: HTTPRequest.Method
     let task: RequestTask
     let headers: [String: String]? = nil
 }
@@ -127,7 +127,7 @@ func fuzzEndpoint(options: UInt8, _ input: inout Input) {
     let base = baseURL.absoluteString
     let getInQuery = options & 8 != 0
     let encoding = urlEncoding(options, destination: getInQuery ? .methodDependent : .queryString)
-    let method: HTTPMethod = getInQuery ? .get : .post
+    let method: HTTPRequest.Method = getInQuery ? .get : .post
 
     // The joined URL, for both paths and A again: the process-wide cache of joined pairs must give each
     // pair its own join (it is keyed on the texts).

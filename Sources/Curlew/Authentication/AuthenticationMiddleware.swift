@@ -7,7 +7,7 @@ import Foundation
 #endif
 import Logging
 
-/// Applies an ``Authenticator``'s credential to every request and keeps it fresh.
+/// Applies a ``CredentialAuthenticator``'s credential to every request and keeps it fresh.
 ///
 /// - Before a request, a missing credential, or one that ``AuthenticationCredential/requiresRefresh(at:)``,
 ///   is refreshed first; a request that arrives while a refresh runs waits for it.
@@ -23,7 +23,7 @@ import Logging
 /// - A refused request whose body cannot be replayed is returned as it is.
 ///
 /// ``AccessTokenPlugin`` remains the simpler choice for a token that never changes.
-public final class AuthenticationMiddleware<A: Authenticator>: Middleware {
+public final class AuthenticationMiddleware<A: CredentialAuthenticator>: TransportMiddleware {
     /// The authenticator.
     public let authenticator: A
     /// Most refreshes within ``refreshWindow``.

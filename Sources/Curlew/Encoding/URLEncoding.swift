@@ -76,7 +76,7 @@ public struct URLEncoding: ParameterEncoding, Hashable {
         return components.map { "\($0)=\($1)" }.joined(separator: "&")
     }
 
-    private func encodesInURL(_ method: HTTPMethod) -> Bool {
+    private func encodesInURL(_ method: HTTPRequest.Method) -> Bool {
         switch destination {
         case .methodDependent: method == .get || method == .head || method == .delete
         case .queryString: true

@@ -71,6 +71,30 @@ extension Endpoint {
         return url
     }
 
+    /// The endpoint with `newBase` in place of `oldBase` at the start of its URL (a provider's `baseURL`),
+    /// joined by the rules of ``defaultURL(for:)``; unchanged when its URL does not start with `oldBase`
+    /// followed by a path, query or fragment (a closure that built its URL from elsewhere).
+    func rebased(from oldBase: URL, to newBase: URL) -> Endpoint {
+        let old = oldBase.absoluteString
+        guard url.hasPrefix(old) else { return self }
+        var rest = String(url.utf8.dropFirst(old.utf8.count)) ?? ""
+        let atBoundary =
+            rest.isEmpty || old.hasSuffix("/") || rest.hasPrefix("/") || rest.hasPrefix("?") || rest.hasPrefix("#")
+        guard atBoundary else { return self }
+        var base = newBase.absoluteString
+        let rebased: String
+        if rest.isEmpty {
+            rebased = base
+        } else if rest.hasPrefix("?") || rest.hasPrefix("#") {
+            rebased = base + rest
+        } else {
+            rebased = base.withUTF8 { head in rest.withUTF8 { path in Self.join(head, path) } }
+        }
+        return Endpoint(
+            url: rebased, sampleResponseClosure: sampleResponseClosure, method: method, task: task,
+            httpHeaderFields: httpHeaderFields, transferOptions: transferOptions, redirectPolicy: redirectPolicy)
+    }
+
     /// `base` (up to any query or fragment) + exactly one `/` + `path` + the query or fragment.
     private static func join(_ base: UnsafeBufferPointer<UInt8>, _ path: UnsafeBufferPointer<UInt8>) -> String {
         var split = base.count

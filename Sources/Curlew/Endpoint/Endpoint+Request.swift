@@ -94,7 +94,7 @@ extension Endpoint {
         case .uploadFile(let file):
             guard file.isFileURL else { throw .requestMapping("uploadFile needs a file URL, not \(file.absoluteString)") }
             do {
-                request.body = try RequestBody.file(file.path(percentEncoded: false))
+                request.body = try TransportRequest.Body.file(file.path(percentEncoded: false))
             } catch {
                 throw .transport(error)
             }

@@ -16,7 +16,7 @@ public struct Endpoint: Sendable {
     /// Produces the response a stubbed request gets.
     public let sampleResponseClosure: SampleResponseClosure
     /// The method.
-    public let method: HTTPMethod
+    public let method: HTTPRequest.Method
     /// What the request sends.
     public let task: RequestTask
     /// The header fields, or nil for none.
@@ -39,7 +39,7 @@ public struct Endpoint: Sendable {
     ///   - transferOptions: Session settings the request overrides; none by default.
     ///   - redirectPolicy: How redirects are followed; nil (the default) keeps the session's policy.
     public init(
-        url: String, sampleResponseClosure: @escaping SampleResponseClosure, method: HTTPMethod,
+        url: String, sampleResponseClosure: @escaping SampleResponseClosure, method: HTTPRequest.Method,
         task: RequestTask, httpHeaderFields: [String: String]?, transferOptions: TransferOptions = TransferOptions(),
         redirectPolicy: RedirectPolicy? = nil
     ) {

@@ -3,7 +3,7 @@
 /// A server-sent event and its data decoded from JSON.
 public struct DecodedEvent<Value: Sendable>: Sendable {
     /// The event as received.
-    public let event: ServerSentEvent
+    public let event: ServerSentEvents.Event
     /// The decoded data, or ``CurlewError/objectMapping(_:_:)`` with the event's data as the response
     /// body (and the status and fields of the connection that carried it).
     public let result: Result<Value, CurlewError>

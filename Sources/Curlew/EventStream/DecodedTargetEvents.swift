@@ -60,7 +60,7 @@ public struct DecodedTargetEvents<Value: Decodable & Sendable>: AsyncSequence, S
             return try decoded(event)
         }
 
-        private mutating func decoded(_ event: ServerSentEvent) throws(CurlewError) -> DecodedEvent<Value> {
+        private mutating func decoded(_ event: ServerSentEvents.Event) throws(CurlewError) -> DecodedEvent<Value> {
             // The event's data as the standard defines it (invalid UTF-8 replaced), not the raw bytes.
             let data = Data(event.utf8Data)
             do {

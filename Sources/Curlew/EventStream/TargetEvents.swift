@@ -13,7 +13,7 @@
 /// is true for a cancelled one). What the provider's own stages throw for an attempt (a request closure,
 /// a plugin) comes as they threw it.
 public struct TargetEvents: AsyncSequence, Sendable {
-    public typealias Element = ServerSentEvent
+    public typealias Element = ServerSentEvents.Event
     public typealias Failure = CurlewError
 
     let connector: EventStreamConnector
@@ -51,7 +51,7 @@ public struct TargetEvents: AsyncSequence, Sendable {
         /// - Throws: ``CurlewError/eventStream(_:)`` for every failure of the stream itself (the server's
         ///   answer, a limit, a transport failure not reconnected after, cancellation), and what the
         ///   provider's stages threw for an attempt (a request closure, a plugin).
-        public mutating func next() async throws(CurlewError) -> ServerSentEvent? {
+        public mutating func next() async throws(CurlewError) -> ServerSentEvents.Event? {
             if let event = reader.buffered() { return event }
             do {
                 return try await reader.next()
@@ -60,7 +60,7 @@ public struct TargetEvents: AsyncSequence, Sendable {
             }
         }
 
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(CurlewError) -> ServerSentEvent? {
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(CurlewError) -> ServerSentEvents.Event? {
             if let event = reader.buffered() { return event }
             do {
                 return try await reader.next()

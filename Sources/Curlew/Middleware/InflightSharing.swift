@@ -12,7 +12,7 @@ import Foundation
 ///
 /// Only GET and HEAD requests whose callers collect the body are shared, and only when everything that
 /// shapes the exchange is the same (``InflightKey``).
-final class InflightSharing: Middleware {
+final class InflightSharing: TransportMiddleware {
     private let table = Locked<[InflightKey: InflightCall]>([:])
 
     /// The number of shared exchanges in flight.
@@ -28,7 +28,7 @@ final class InflightSharing: Middleware {
         }
         let (call, ticket) = join(key, request: request, context: context, next: next)
         let response = try await call.wait(ticket: ticket, cancelled: { .transport(.cancelled(request)) }).get()
-        let body = ResponseBody(response: response)
+        let body = ResponseBodyStream(response: response)
         defer { body.endScope() }
         return try await handler(ResponseHead(response), body)
     }

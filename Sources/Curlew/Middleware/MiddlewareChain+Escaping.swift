@@ -8,7 +8,7 @@ extension MiddlewareChain {
     /// Sends `request` through the chain and returns as soon as the response head has arrived, with a
     /// body that can be read later and elsewhere.
     ///
-    /// The body is the transport's, detached from the call (``/CurlewEngine/ResponseBody/detach()``): no
+    /// The body is the transport's, detached from the call (``/CurlewEngine/ResponseBodyStream/detach()``): no
     /// task runs beside it, and the transport's backpressure applies to whoever reads it. Dropping the
     /// body before its end, or cancelling a task that reads it, ends the exchange and closes its
     /// connection; so does cancelling the calling task before the head arrives. A stream request body
@@ -38,7 +38,7 @@ public struct EscapingResponseBody: AsyncSequence, Sendable {
     }
 
     /// The handler that hands a response out of the chain: its head, and its body detached from the call.
-    package static func handOut(_ head: ResponseHead, _ body: ResponseBody) throws(CurlewError) -> (ResponseHead, EscapingResponseBody) {
+    package static func handOut(_ head: ResponseHead, _ body: ResponseBodyStream) throws(CurlewError) -> (ResponseHead, EscapingResponseBody) {
         do {
             return (head, EscapingResponseBody(try body.detach()))
         } catch {

@@ -15,12 +15,12 @@ import Foundation
 /// ```
 public struct MiddlewareChain: Sendable {
     /// The middleware, outermost first.
-    public let middleware: [any Middleware]
+    public let middleware: [any TransportMiddleware]
     /// The transport at the end of the chain.
     public let transport: any HTTPTransport
 
     /// A chain of `middleware` (the first is the outermost) around `transport`.
-    public init(_ middleware: [any Middleware], transport: any HTTPTransport) {
+    public init(_ middleware: [any TransportMiddleware], transport: any HTTPTransport) {
         self.middleware = middleware
         self.transport = transport
     }
@@ -50,7 +50,7 @@ public struct MiddlewareChain: Sendable {
     }
 }
 
-extension ResponseBody {
+extension ResponseBodyStream {
     /// The complete response of `head` and this body: the transport's own when it collected the body,
     /// otherwise the body read to its end.
     // In the caller's isolation: a body the transport collected is handed back without a hop to the

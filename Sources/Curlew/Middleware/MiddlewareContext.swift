@@ -4,7 +4,7 @@ import CurlewEngine
 import HTTPTypes
 import Logging
 
-/// What a ``Middleware`` is told about the exchange it wraps.
+/// What a ``TransportMiddleware`` is told about the exchange it wraps.
 ///
 /// A value: a middleware changes its copy (the attempt number, say) and hands it to `next`.
 public struct MiddlewareContext: Sendable {

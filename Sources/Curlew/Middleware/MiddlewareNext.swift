@@ -2,10 +2,10 @@
 
 /// The rest of the chain after a middleware: the members after it, then the transport.
 ///
-/// Valid for the call to ``Middleware/intercept(_:context:next:handler:)`` it was handed to; call it
+/// Valid for the call to ``TransportMiddleware/intercept(_:context:next:handler:)`` it was handed to; call it
 /// as a function, any number of times (each call is one exchange).
 public struct MiddlewareNext: Sendable {
-    let members: [any Middleware]
+    let members: [any TransportMiddleware]
     let index: Int
     let transport: any HTTPTransport
 
@@ -87,7 +87,7 @@ public struct MiddlewareNext: Sendable {
         _ request: TransportRequest, transport: any HTTPTransport, handler: ResponseHandler<Return>
     ) async throws(CurlewError) -> Return {
         let response = try await collect(request, transport: transport)
-        let body = ResponseBody(response: response)
+        let body = ResponseBodyStream(response: response)
         defer { body.endScope() }
         return try await handler(ResponseHead(response), body)
     }

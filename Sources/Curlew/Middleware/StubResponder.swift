@@ -24,7 +24,7 @@ enum StubResponder {
             }
         }
         let (head, data) = try sampleResponse(endpoint, request: request)
-        let body = ResponseBody(data: data)
+        let body = ResponseBodyStream(data: data)
         defer { body.endScope() }
         return try await handler(head, body)
     }

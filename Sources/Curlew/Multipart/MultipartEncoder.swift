@@ -15,14 +15,14 @@ struct MultipartEncoder {
     /// A piece of the body: bytes in memory, a file's bytes, or a stream part's.
     private enum Segment {
         case bytes(Data)
-        case file(RequestBody)
+        case file(TransportRequest.Body)
         case stream(FormDataStream, name: String)
     }
 
     let form: MultipartFormData
     let boundary: String
 
-    func encode() throws(MultipartEncodingError) -> (body: RequestBody, contentType: String) {
+    func encode() throws(MultipartEncodingError) -> (body: TransportRequest.Body, contentType: String) {
         guard !form.parts.isEmpty else { throw .noParts }
         guard Self.isValidBoundary(boundary) else { throw .invalidBoundary(boundary) }
         let delimiter = Data("--\(boundary)".utf8)
@@ -50,7 +50,7 @@ struct MultipartEncoder {
             case .file(let url):
                 guard url.isFileURL else { throw .notAFileURL(url.absoluteString) }
                 let path = url.path(percentEncoded: false)
-                guard let file = try? RequestBody.file(path) else {
+                guard let file = try? TransportRequest.Body.file(path) else {
                     throw .unreadableFile(path: path, reason: Self.whyUnreadable(path))
                 }
                 let fileName = part.fileName ?? url.lastPathComponent
@@ -93,9 +93,9 @@ struct MultipartEncoder {
 
     /// The body: one block of bytes when every segment is in memory and small; bytes and files read in
     /// place when there is no stream part; else a stream of known length.
-    private static func body(_ segments: [Segment]) -> RequestBody {
+    private static func body(_ segments: [Segment]) -> TransportRequest.Body {
         if segments.count == 1, case .bytes(let data) = segments[0] { return .data(data) }
-        var pieces: [RequestBody] = []
+        var pieces: [TransportRequest.Body] = []
         for segment in segments {
             switch segment {
             case .bytes(let data): pieces.append(.data(data))
@@ -106,7 +106,7 @@ struct MultipartEncoder {
         }
         // Without stream parts, the engine reads the files straight into libcurl's buffer, as it reads a
         // file body: no copy through the calling task.
-        if pieces.count == segments.count, let body = RequestBody.concatenating(pieces) { return body }
+        if pieces.count == segments.count, let body = TransportRequest.Body.concatenating(pieces) { return body }
         var length = 0
         var replayable = true
         for segment in segments {

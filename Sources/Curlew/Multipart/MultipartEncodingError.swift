@@ -5,7 +5,7 @@
 public enum MultipartEncodingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The form has no parts; RFC 2046 requires at least one.
     case noParts
-    /// The request's method does not carry a form (see `HTTPMethod.supportsMultipart`).
+    /// The request's method does not carry a form (see `HTTPRequest.Method.supportsMultipart`).
     case methodNotSupported(String)
     /// The boundary is not 1 to 70 characters of RFC 2046's set, or ends with a space.
     case invalidBoundary(String)

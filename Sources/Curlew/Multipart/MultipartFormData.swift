@@ -61,7 +61,7 @@ public struct MultipartFormData: Sendable, Hashable, ExpressibleByArrayLiteral {
     /// part is not. Files are checked (readable regular files) and measured now.
     ///
     /// - Throws: ``MultipartEncodingError``.
-    public func encoded(boundary: String) throws(MultipartEncodingError) -> (body: RequestBody, contentType: String) {
+    public func encoded(boundary: String) throws(MultipartEncodingError) -> (body: TransportRequest.Body, contentType: String) {
         try MultipartEncoder(form: self, boundary: boundary).encode()
     }
 }

@@ -29,7 +29,7 @@ extension Provider {
     @inline(never)
     nonisolated(nonsending) func attempt<Return>(
         _ target: Target, _ call: ProviderCall,
-        receive: (ApiResponse, ResponseBody?) async throws(CurlewError) -> Return
+        receive: (ApiResponse, ResponseBodyStream?) async throws(CurlewError) -> Return
     ) async throws(CurlewError) -> Return {
         try await run(target, call, receive: receive)
     }
@@ -39,7 +39,7 @@ extension Provider {
     @inline(__always)
     nonisolated(nonsending) func run<Return>(
         _ target: Target, _ call: ProviderCall,
-        receive: (ApiResponse, ResponseBody?) async throws(CurlewError) -> Return
+        receive: (ApiResponse, ResponseBodyStream?) async throws(CurlewError) -> Return
     ) async throws(CurlewError) -> Return {
         let validation = target.validationType
         // Set once the plugins are about to see a response: a failure after that is not shown them again.
@@ -110,7 +110,7 @@ extension Provider {
     private nonisolated(nonsending) func exchange<Return>(
         _ request: TransportRequest, target: Target, call: ProviderCall, collects: Bool, stub: StubBehavior,
         download: DownloadReceiver?, validation: ValidationType, seen: inout Bool,
-        receive: (ApiResponse, ResponseBody?) async throws(CurlewError) -> Return
+        receive: (ApiResponse, ResponseBodyStream?) async throws(CurlewError) -> Return
     ) async throws(CurlewError) -> Return {
         var context = MiddlewareContext(
             target: target, endpoint: call.endpoint, logger: logger, collectsBody: collects, stub: stub,
@@ -149,7 +149,7 @@ extension Provider {
     @inline(never)
     private nonisolated(nonsending) func recover<Return>(
         _ error: CurlewError, target: Target, download: DownloadReceiver?,
-        receive: (ApiResponse, ResponseBody?) async throws(CurlewError) -> Return
+        receive: (ApiResponse, ResponseBodyStream?) async throws(CurlewError) -> Return
     ) async throws(CurlewError) -> Return {
         var error = error
         if let download {
@@ -170,8 +170,8 @@ extension Provider {
     // A method, not a local function: one that captured the call's state would box it on the heap.
     @inline(__always)
     private nonisolated(nonsending) func settle<Return>(
-        _ taken: ApiResponse, _ body: ResponseBody?, target: Target, validation: ValidationType,
-        receive: (ApiResponse, ResponseBody?) async throws(CurlewError) -> Return
+        _ taken: ApiResponse, _ body: ResponseBodyStream?, target: Target, validation: ValidationType,
+        receive: (ApiResponse, ResponseBodyStream?) async throws(CurlewError) -> Return
     ) async throws(CurlewError) -> Return {
         var result = Self.validate(.success(taken), validation: validation)
         if !plugins.isEmpty { result = await finishing(result, target: target) }
@@ -216,7 +216,7 @@ extension Provider {
     /// of a body read as it arrives.
     @inline(__always)
     private nonisolated(nonsending) static func response(
-        of head: ResponseHead, body: ResponseBody, request: TransportRequest, kind: CallKind,
+        of head: ResponseHead, body: ResponseBodyStream, request: TransportRequest, kind: CallKind,
         download: DownloadReceiver?, validation: ValidationType, sample: Bool
     ) async throws(CurlewError) -> ApiResponse {
         switch kind {

@@ -153,7 +153,7 @@ extension Provider {
             }
             if let request = response.request { attempts?.set(head: head, request: request) }
             do throws(TransportError) {
-                return OpenedAttempt(head: head, body: try (body ?? ResponseBody(data: response.data)).detach())
+                return OpenedAttempt(head: head, body: try (body ?? ResponseBodyStream(data: response.data)).detach())
             } catch {
                 throw CurlewError(error)
             }

@@ -33,13 +33,13 @@ extension Provider {
     ///   ``/CurlewEngine/TransportError``, and what `handler` throws is thrown as it is.
     public func stream<Return>(
         _ target: Target, isolation: isolated (any Actor)? = #isolation,
-        _ handler: (ApiResponse, ResponseBody) async throws -> Return
+        _ handler: (ApiResponse, ResponseBodyStream) async throws -> Return
     ) async throws -> Return {
         do throws(CurlewError) {
             return try await attempt(target, ProviderCall(endpointClosure(target), .stream)) {
                 response, body throws(CurlewError) in
                 do {
-                    return try await handler(response, body ?? ResponseBody(data: response.data))
+                    return try await handler(response, body ?? ResponseBodyStream(data: response.data))
                 } catch {
                     // Carried through the chain untouched, to be thrown as it is.
                     throw .underlying(HandlerFailure(error: error), nil)

@@ -39,21 +39,31 @@ public actor Provider<Target: TargetType> {
     public nonisolated let requestClosure: RequestClosure
     /// Which targets are stubbed.
     public nonisolated let stubClosure: StubClosure
-    /// The transport requests go through (a ``/CurlewEngine/CurlSession`` unless you pass another).
-    public nonisolated let session: any HTTPTransport
+    /// The transport requests go through: the session the provider was given, or the process-wide
+    /// ``/CurlewEngine/CurlSession/shared`` session (which reading this makes, if nothing has yet).
+    public nonisolated var session: any HTTPTransport { transport.session }
     /// The plugins, in the order they run.
     public nonisolated let plugins: [any PluginType]
-    /// The middleware around every exchange, outermost first (see ``Middleware``).
-    public nonisolated let middleware: [any Middleware]
+    /// The middleware around every exchange, outermost first (see ``TransportMiddleware``).
+    public nonisolated let middleware: [any TransportMiddleware]
     /// Whether identical GET and HEAD requests in flight at the same time share one transfer.
     public nonisolated let trackInflights: Bool
     /// Where the provider's middleware log (each exchange's ``MiddlewareContext/logger``, with the
     /// target in its metadata).
     public nonisolated let logger: Logger
+    /// The session given, with what the provider reads of it once; nil for the process-wide session, made
+    /// on the first request instead (``transport``).
+    nonisolated let givenTransport: ProviderTransport?
     /// The session's metrics, for the chain's counters (retries, refreshes).
-    nonisolated let clientMetrics: ClientMetrics?
+    nonisolated var clientMetrics: ClientMetrics? {
+        if let givenTransport { return givenTransport.clientMetrics }
+        return ProviderTransport.processDefault.clientMetrics
+    }
     /// Whether the session makes a span of each request, so that each call needs its context (its id).
-    nonisolated let observesCalls: Bool
+    nonisolated var observesCalls: Bool {
+        if let givenTransport { return givenTransport.recordsSpans }
+        return ProviderTransport.processDefault.recordsSpans
+    }
     /// Whether the logger takes debug lines (the engine's lines of each request), read once.
     nonisolated let logsCalls: Bool
     /// Whether ``requestClosure`` is the default one: the request is then the endpoint's, made without
@@ -62,20 +72,40 @@ public actor Provider<Target: TargetType> {
     /// What decodes the bodies of typed calls (`request(_:as:)`) unless they are given a decoder.
     @usableFromInline nonisolated let bodyDecoder: JSONBodyDecoder
     /// The chain's members: the user's middleware, then in-flight sharing. Empty: one call to the transport.
-    nonisolated let members: [any Middleware]
+    nonisolated let members: [any TransportMiddleware]
     nonisolated let sharing: InflightSharing?
     /// ``session`` when it is a ``/CurlewEngine/CurlSession``, for an empty chain to call directly: through
     /// the protocol, each request costs the witness's own async frame and an executor hop.
-    nonisolated let curlSession: CurlSession?
+    nonisolated var curlSession: CurlSession? {
+        if let givenTransport { return givenTransport.curlSession }
+        return ProviderTransport.processDefault.curlSession
+    }
+    /// The session and what the provider reads of it: the one given, or the process-wide one.
+    nonisolated var transport: ProviderTransport { givenTransport ?? ProviderTransport.processDefault }
 
     /// Creates a provider.
     ///
+    /// Nothing starts here: without a `session`, the process-wide one is made on the first request, so a
+    /// provider an app holds but never calls costs no thread and no connection.
+    ///
+    /// ```swift
+    /// // Targets name the production API; this provider sends them to the deployment configured.
+    /// let provider = Provider<GitHub>(baseURL: configuration.gitHubURL, session: session)
+    /// ```
+    ///
     /// - Parameters:
-    ///   - endpointClosure: Maps a target to an endpoint. Default ``defaultEndpointMapping(for:)``.
+    ///   - endpointClosure: Maps a target to an endpoint. Default (nil): ``defaultEndpointMapping(for:)``.
+    ///   - baseURL: The base URL every target is sent to instead of its own `baseURL` (a deployment from
+    ///     configuration: staging, a local server, a regional host). Each endpoint's URL that starts with
+    ///     its target's `baseURL` has that start replaced, joined by the rules of
+    ///     ``Endpoint/defaultURL(for:baseURL:)``; so an endpoint closure that starts from
+    ///     ``Endpoint/default(for:)`` is rebased too, and a URL it builds from elsewhere is left alone.
+    ///     Default (nil): each target's own.
     ///   - requestClosure: Builds (and may change or refuse) the request. Default (nil):
     ///     ``defaultRequestMapping(for:)``.
     ///   - stubClosure: Chooses stubbing per target. Default ``neverStub(_:)``.
-    ///   - session: The transport. Default: the process-wide ``/CurlewEngine/CurlSession/shared`` session.
+    ///   - session: The transport. Default (nil): the process-wide ``/CurlewEngine/CurlSession/shared``
+    ///     session, made on the first request that needs it.
     ///   - plugins: Plugins, run in this order.
     ///   - middleware: Middleware around every exchange, the first outermost (retries, authentication,
     ///     your own). Default: none.
@@ -84,29 +114,26 @@ public actor Provider<Target: TargetType> {
     ///     now; later changes to it are not seen). Default: a plain `JSONDecoder`.
     ///   - logger: Where middleware log. Default: label `curlew`.
     public init(
-        endpointClosure: @escaping EndpointClosure = Provider.defaultEndpointMapping,
+        endpointClosure: EndpointClosure? = nil,
+        baseURL: URL? = nil,
         requestClosure: RequestClosure? = nil,
         stubClosure: @escaping StubClosure = Provider.neverStub,
-        session: any HTTPTransport = CurlSession.shared,
+        session: (any HTTPTransport)? = nil,
         plugins: [any PluginType] = [],
-        middleware: [any Middleware] = [],
+        middleware: [any TransportMiddleware] = [],
         trackInflights: Bool = false,
         decoder: JSONDecoder = JSONDecoder(),
         logger: Logger = MiddlewareContext.defaultLogger
     ) {
-        self.endpointClosure = endpointClosure
+        self.endpointClosure = Self.endpointMapping(endpointClosure, baseURL: baseURL)
         self.requestClosure = requestClosure ?? Self.defaultRequestMapping
         requestsByDefault = requestClosure == nil
         self.stubClosure = stubClosure
-        self.session = session
+        givenTransport = session.map(ProviderTransport.init)
         self.plugins = plugins
         self.middleware = middleware
         self.trackInflights = trackInflights
         self.logger = logger
-        let curlSession = session as? CurlSession
-        self.curlSession = curlSession
-        clientMetrics = curlSession?.clientMetrics
-        observesCalls = curlSession?.recordsSpans ?? false
         logsCalls = logger.logLevel <= .debug
         self.bodyDecoder = JSONBodyDecoder(decoder)
         let sharing = trackInflights ? InflightSharing() : nil
@@ -123,6 +150,16 @@ extension Provider {
     /// its `sampleData` as a 200 sample response.
     public static func defaultEndpointMapping(for target: Target) -> Endpoint {
         Endpoint.default(for: target)
+    }
+
+    /// The endpoint closure a provider runs: `closure` (or the default), its URLs rebased onto `baseURL`.
+    static func endpointMapping(_ closure: EndpointClosure?, baseURL: URL?) -> EndpointClosure {
+        guard let baseURL else { return closure ?? defaultEndpointMapping }
+        guard let closure else {
+            // Joined directly (and through the joined-URL cache), not built and then rebased.
+            return { target in Endpoint.default(for: target, baseURL: baseURL) }
+        }
+        return { target in closure(target).rebased(from: target.baseURL, to: baseURL) }
     }
 
     /// The default request: the endpoint's request, unchanged.

@@ -24,7 +24,7 @@ import Logging
 /// out dead before any response byte, and an HTTP/2 stream the server refused (REFUSED_STREAM, also
 /// what a GOAWAY makes of streams above its last id), are sent again on a new connection up to 5 times,
 /// for any method. What reaches the middleware has already been through that.
-public struct RetryMiddleware: Middleware {
+public struct RetryMiddleware: TransportMiddleware {
     /// What is retried and how.
     public let policy: RetryPolicy
     /// The retries each origin may still spend.

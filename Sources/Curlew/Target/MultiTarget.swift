@@ -28,7 +28,7 @@ public struct MultiTarget: TargetType, AccessTokenAuthorizable {
     /// The wrapped target's path.
     public var path: String { target.path }
     /// The wrapped target's method.
-    public var method: HTTPMethod { target.method }
+    public var method: HTTPRequest.Method { target.method }
     /// The wrapped target's task.
     public var task: RequestTask { target.task }
     /// The wrapped target's header fields.

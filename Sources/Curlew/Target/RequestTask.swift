@@ -41,7 +41,7 @@ public enum RequestTask: Sendable {
     case uploadFile(URL)
     /// This form as a `multipart/form-data` body, encoded by Curlew, with `Content-Type` and its boundary
     /// set (replacing any the target gives). Only for methods that carry a form (POST, PUT, PATCH,
-    /// CONNECT: `HTTPMethod.supportsMultipart`).
+    /// CONNECT: `HTTPRequest.Method.supportsMultipart`).
     case uploadMultipart(MultipartFormData)
     /// This form as a `multipart/form-data` body, plus parameters URL-encoded into the query string.
     case uploadCompositeMultipart(MultipartFormData, urlParameters: [String: JSONValue])

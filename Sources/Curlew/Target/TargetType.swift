@@ -6,8 +6,9 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// The method of a target: swift-http-types' `HTTPRequest.Method` (Moya's `Method`).
-public typealias HTTPMethod = HTTPRequest.Method
+/// The method of a target: swift-http-types' `HTTPRequest.Method`, under Moya's name (`Moya.Method`
+/// becomes `Curlew.Method`, or simply `Method`).
+public typealias Method = HTTPRequest.Method
 
 /// One call of an API: where it goes, how, and what it sends. Usually an enum with a case per call.
 ///
@@ -21,7 +22,7 @@ public protocol TargetType: Sendable {
     /// The path appended to ``baseURL``, e.g. `/users/octocat`; empty for the base URL itself.
     var path: String { get }
     /// The HTTP method.
-    var method: HTTPMethod { get }
+    var method: HTTPRequest.Method { get }
     /// What the request sends (nothing, data, an `Encodable`, parameters...).
     var task: RequestTask { get }
     /// Header fields to send, or nil for none.

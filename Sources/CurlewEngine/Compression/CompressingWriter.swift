@@ -83,24 +83,24 @@ final class CompressingWriter: @unchecked Sendable {
     }
 }
 
-extension RequestBody {
+extension TransportRequest.Body {
     /// This body compressed with `compression`: bytes in memory at once (known length), files and streams
     /// while they are produced (unknown length; replayable when the source is). Trailers are kept.
-    func compressed(with compression: RequestCompression) throws(TransportError) -> RequestBody {
+    func compressed(with compression: RequestCompression) throws(TransportError) -> TransportRequest.Body {
         let trailers = trailerSource
         switch storage {
         case .bytes(let data):
             let compressed = data.withUnsafeBytes { bytes in
                 Result { () throws(TransportError) in try Deflater.compress(bytes, with: compression) }
             }
-            return RequestBody(storage: .bytes(Data(try compressed.get())), trailers: trailers)
+            return TransportRequest.Body(storage: .bytes(Data(try compressed.get())), trailers: trailers)
         case .file(let region):
             let producer = BodyProducer(length: nil, replayable: true) { writer in
                 let compressor = try CompressingWriter(compression, into: writer)
                 try await Self.readFile(region) { chunk throws(TransportError) in try await compressor.compress(chunk) }
                 try await compressor.finish()
             }
-            return RequestBody(storage: .stream(producer), trailers: trailers)
+            return TransportRequest.Body(storage: .stream(producer), trailers: trailers)
         case .segments(let segments):
             let producer = BodyProducer(length: nil, replayable: true) { writer in
                 let compressor = try CompressingWriter(compression, into: writer)
@@ -113,14 +113,14 @@ extension RequestBody {
                 }
                 try await compressor.finish()
             }
-            return RequestBody(storage: .stream(producer), trailers: trailers)
+            return TransportRequest.Body(storage: .stream(producer), trailers: trailers)
         case .stream(let source):
             let producer = BodyProducer(length: nil, replayable: source.replayable) { writer in
                 let compressor = try CompressingWriter(compression, into: writer, declaredLength: source.length)
                 try await source.produce(RequestBodyWriter(compressingInto: compressor))
                 try await compressor.finish()
             }
-            return RequestBody(storage: .stream(producer), trailers: trailers)
+            return TransportRequest.Body(storage: .stream(producer), trailers: trailers)
         }
     }
 }

@@ -16,7 +16,7 @@ enum CookieCommand: Sendable {
     /// Write a file jar to its file.
     case flush
     /// Add (or replace) these cookies.
-    case store([Cookie])
+    case store([CurlSession.Cookie])
 }
 
 extension LoopThread {
@@ -51,20 +51,20 @@ extension LoopThread {
     }
 
     /// Carries out a jar command; answers with the cookies for `.list`, nothing otherwise.
-    func perform(_ command: CookieCommand) -> [Cookie] {
+    func perform(_ command: CookieCommand) -> [CurlSession.Cookie] {
         guard let handle = cookieJarHandle else { return [] }
         switch command {
         case .list:
             var list: UnsafeMutablePointer<curl_slist>?
             guard curlew_easy_getinfo_slist(handle.raw, CURLINFO_COOKIELIST, &list) == CURLE_OK else { return [] }
             defer { curl_slist_free_all(list) }
-            var cookies: [Cookie] = []
+            var cookies: [CurlSession.Cookie] = []
             var node = list
             // libcurl drops expired cookies only when it next matches or adds one; callers should never
             // see a cookie a request would no longer send.
             let now = time(nil)
             while let current = node {
-                if let data = current.pointee.data, let cookie = Cookie(netscapeLine: String(cString: data)),
+                if let data = current.pointee.data, let cookie = CurlSession.Cookie(netscapeLine: String(cString: data)),
                     !cookie.hasExpired(at: now)
                 {
                     cookies.append(cookie)

@@ -200,7 +200,7 @@ extension TransferContext {
     }
 
     /// Where the read callback takes this request's body from. A file is opened here.
-    private func feed(for body: RequestBody) -> Result<UploadFeed, TransportError> {
+    private func feed(for body: TransportRequest.Body) -> Result<UploadFeed, TransportError> {
         switch body.storage {
         case .bytes(let data):
             return .success(UploadFeed(.memory(data)))

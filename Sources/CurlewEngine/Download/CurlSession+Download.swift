@@ -95,7 +95,7 @@ package struct DownloadReceiver: Sendable {
     /// Writes the final response's body to a new file (or the partial one) and moves it into place.
     /// When that fails the file is removed, or kept and described in the error's
     /// ``TransportError/resumeData`` when it can be resumed and the options ask for it.
-    package func receive(_ head: ResponseHead, _ body: ResponseBody) async throws(TransportError) -> DownloadResponse {
+    package func receive(_ head: ResponseHead, _ body: ResponseBodyStream) async throws(TransportError) -> DownloadResponse {
         let file = DownloadFile(url: request.url, options: options)
         do {
             return try await CurlSession.receive(
@@ -140,7 +140,7 @@ package struct DownloadReceiver: Sendable {
 extension CurlSession {
     /// Writes the final response's body to the file and moves it into place.
     fileprivate static func receive(
-        _ head: ResponseHead, _ body: ResponseBody, into file: DownloadFile, destination: DownloadDestination,
+        _ head: ResponseHead, _ body: ResponseBodyStream, into file: DownloadFile, destination: DownloadDestination,
         resume: ResumeData?, method: HTTPRequest.Method, progress: ProgressReporter?
     ) async throws(TransportError) -> DownloadResponse {
         let status = head.status.code

@@ -28,7 +28,7 @@ final class EventLoop: Sendable {
         /// Reply with the per-host figures.
         case hostStatistics(LoopReply<[HostStatistics]>)
         /// Read or change the cookie jar; reply with the cookies listed (empty for the other commands).
-        case cookies(CookieCommand, LoopReply<[Cookie]>)
+        case cookies(CookieCommand, LoopReply<[CurlSession.Cookie]>)
         /// Cancel everything and exit.
         case shutdown
         /// Shut down gracefully: refuse new work, let running transfers finish until `deadline`
@@ -183,7 +183,7 @@ final class EventLoop: Sendable {
     }
 
     /// Runs a cookie-jar command on the loop thread; empty once the loop has stopped.
-    func cookies(_ command: CookieCommand) async -> [Cookie] {
+    func cookies(_ command: CookieCommand) async -> [CurlSession.Cookie] {
         await LoopReply.wait { reply in
             if !enqueue(.cookies(command, reply)) { reply.send([]) }
         } ?? []

@@ -4,7 +4,7 @@
 /// reconnection about to happen.
 public enum EventStreamActivity: Sendable, Hashable {
     /// An event, as iterating the stream itself yields it.
-    case event(ServerSentEvent)
+    case event(ServerSentEvents.Event)
     /// A comment line (one starting with `:`): the text after the colon, as UTF-8. Servers send them to
     /// keep a connection alive; the standard ignores them.
     case comment(String)

@@ -9,7 +9,7 @@ struct EventStreamActivityQueue {
 
     /// Adds parsed `events` with `comments`, each placed before the event whose index in `events` is its
     /// `before` (after them all when none is).
-    mutating func append(events: ArraySlice<ServerSentEvent>, comments: [(before: Int, text: String)]) {
+    mutating func append(events: ArraySlice<ServerSentEvents.Event>, comments: [(before: Int, text: String)]) {
         var comment = comments.startIndex
         for (index, event) in zip(events.indices, events) {
             while comment < comments.endIndex, comments[comment].before <= index {

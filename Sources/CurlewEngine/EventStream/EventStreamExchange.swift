@@ -20,7 +20,7 @@ package final class EventStreamExchange {
     private var exchange: Exchange
     /// The body, once the head has been taken.
     private var source: BodySource?
-    private var iterator: ResponseBody.Iterator?
+    private var iterator: ResponseBodyStream.Iterator?
     private var closed = false
 
     fileprivate init(session: CurlSession, walk: RedirectWalk, hop: Exchange) {
@@ -40,7 +40,7 @@ package final class EventStreamExchange {
             of: head, exchange: exchange, request: exchange.request.request,
             automaticDecompression: session.configuration.automaticDecompression, outputChunk: outputChunk)
         self.source = source
-        iterator = ResponseBody(source).makeAsyncIterator()
+        iterator = ResponseBodyStream(source).makeAsyncIterator()
         return head
     }
 

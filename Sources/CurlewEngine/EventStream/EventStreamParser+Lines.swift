@@ -5,7 +5,7 @@ extension EventStreamParser {
 
     /// Parses `bytes`, returning the error to throw, if any (closures of the standard library's buffer
     /// accessors cannot throw a typed error).
-    mutating func consume(_ bytes: UnsafeBufferPointer<UInt8>, into events: inout [ServerSentEvent]) -> EventStreamError? {
+    mutating func consume(_ bytes: UnsafeBufferPointer<UInt8>, into events: inout [ServerSentEvents.Event]) -> EventStreamError? {
         if let failure { return failure }
         let error = scan(bytes, into: &events)
         if let error { failure = error }
@@ -14,7 +14,7 @@ extension EventStreamParser {
 
     /// Splits `bytes` into lines: each line lying whole inside them is interpreted in place, the start of
     /// a line whose end is still to come is kept in ``lineBuffer``.
-    mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>, into events: inout [ServerSentEvent]) -> EventStreamError? {
+    mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>, into events: inout [ServerSentEvents.Event]) -> EventStreamError? {
         guard var position = bytes.baseAddress, !bytes.isEmpty else { return nil }
         let end = position + bytes.count
         if checksByteOrderMark {
@@ -138,7 +138,7 @@ extension EventStreamParser {
     /// `data` line so far when it has not been copied into ``dataBuffer``; a first `data` value is left
     /// there (a later one copies both).
     mutating func interpret(
-        _ line: UnsafeBufferPointer<UInt8>, pendingData: inout UnsafeBufferPointer<UInt8>?, into events: inout [ServerSentEvent]
+        _ line: UnsafeBufferPointer<UInt8>, pendingData: inout UnsafeBufferPointer<UInt8>?, into events: inout [ServerSentEvents.Event]
     ) -> EventStreamError? {
         guard let start = line.baseAddress, !line.isEmpty else {
             dispatch(pendingData: pendingData, into: &events)
@@ -204,14 +204,14 @@ extension EventStreamParser {
 
     /// The specification's "dispatch the event", at an empty line; `pendingData` is the block's only
     /// `data` value when it was not copied into ``dataBuffer``.
-    mutating func dispatch(pendingData: UnsafeBufferPointer<UInt8>?, into events: inout [ServerSentEvent]) {
+    mutating func dispatch(pendingData: UnsafeBufferPointer<UInt8>?, into events: inout [ServerSentEvents.Event]) {
         if let newEventID {
             committedEventID = newEventID
             self.newEventID = nil
         }
         let retry = blockRetry
         blockRetry = nil
-        // The bytes are copied, not decoded: `ServerSentEvent.data` decodes them when it is read, and typed
+        // The bytes are copied, not decoded: `ServerSentEvents.Event.data` decodes them when it is read, and typed
         // streams decode JSON from the bytes.
         let data: [UInt8]
         if let pendingData {
@@ -225,9 +225,9 @@ extension EventStreamParser {
             releaseOrClear(&dataBuffer)
         }
         if eventTypeBuffer.isEmpty {
-            events.append(ServerSentEvent(type: "message", dataBytes: data, id: committedEventID, retry: retry))
+            events.append(ServerSentEvents.Event(type: "message", dataBytes: data, id: committedEventID, retry: retry))
         } else {
-            events.append(ServerSentEvent(type: eventTypeBuffer, dataBytes: data, id: committedEventID, retry: retry))
+            events.append(ServerSentEvents.Event(type: eventTypeBuffer, dataBytes: data, id: committedEventID, retry: retry))
             eventTypeBuffer = ""
         }
     }

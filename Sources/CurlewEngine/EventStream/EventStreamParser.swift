@@ -21,7 +21,7 @@
 ///   ``maximumReconnectionTime``); other fields are ignored. Field names are case-sensitive.
 /// - Dispatching first makes the last event ID buffer the stream's ``lastEventID`` (so a block with only
 ///   an `id` updates it), then, when the data buffer is empty, resets the data and type buffers and
-///   dispatches nothing; otherwise it removes the data's last LF and creates a ``ServerSentEvent`` whose
+///   dispatches nothing; otherwise it removes the data's last LF and creates a ``ServerSentEvents/Event`` whose
 ///   type is the type buffer or `"message"` when that is empty.
 ///
 /// At the end of the stream call ``finish()``: an incomplete event (no empty line after it) is
@@ -60,7 +60,7 @@ public struct EventStreamParser: Sendable {
     let maxEventSize: Int
 
     /// The stream's last event ID: what a reconnection sends as `Last-Event-ID` and what each
-    /// dispatched event carries as its ``ServerSentEvent/id``.
+    /// dispatched event carries as its ``ServerSentEvents/Event/id``.
     ///
     /// An `id` field sets the last event ID buffer; the empty line that ends its block (whether or not
     /// that block dispatches an event) makes it the last event ID, as the specification's "dispatch the
@@ -124,7 +124,7 @@ public struct EventStreamParser: Sendable {
     /// - Throws: ``EventStreamError/lineTooLong(limit:)`` or ``EventStreamError/eventTooLarge(limit:)``
     ///   (the events dispatched before the offending line are appended), or the error thrown before if
     ///   the parser has failed and ``finish()`` was not called since.
-    public mutating func parse(_ chunk: ArraySlice<UInt8>, into events: inout [ServerSentEvent]) throws(EventStreamError) {
+    public mutating func parse(_ chunk: ArraySlice<UInt8>, into events: inout [ServerSentEvents.Event]) throws(EventStreamError) {
         let error = chunk.withUnsafeBufferPointer { bytes in consume(bytes, into: &events) }
         if let error { throw error }
     }
@@ -133,8 +133,8 @@ public struct EventStreamParser: Sendable {
     /// - Parameter chunk: The next bytes of the stream.
     /// - Returns: The events this chunk completes, in order.
     /// - Throws: As ``parse(_:into:)``; the events before the offending line are lost.
-    public mutating func parse(_ chunk: some Collection<UInt8>) throws(EventStreamError) -> [ServerSentEvent] {
-        var events: [ServerSentEvent] = []
+    public mutating func parse(_ chunk: some Collection<UInt8>) throws(EventStreamError) -> [ServerSentEvents.Event] {
+        var events: [ServerSentEvents.Event] = []
         let contiguous = chunk.withContiguousStorageIfAvailable { bytes in consume(bytes, into: &events) }
         let error: EventStreamError? =
             if let contiguous {

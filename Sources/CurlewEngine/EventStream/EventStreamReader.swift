@@ -14,7 +14,7 @@ package final class EventStreamReader {
     let connector: EventStreamConnector
     let policy: EventStreamPolicy
     var parser: EventStreamParser
-    var events: [ServerSentEvent] = []
+    var events: [ServerSentEvents.Event] = []
     var delivered = 0
     /// The running attempt when its transfer was submitted by the reader (a session's), which follows
     /// its redirects; `directHead`: its head is still to come.
@@ -81,7 +81,7 @@ package final class EventStreamReader {
     /// Everything but the waits happens in ``step()``, synchronously: a stream spends its life suspended
     /// here, and an async function's frame holds every value any of its paths keeps across a wait, so
     /// this one keeps (and its task's allocator retains) only a few hundred bytes.
-    package nonisolated(nonsending) func next() async throws -> ServerSentEvent? {
+    package nonisolated(nonsending) func next() async throws -> ServerSentEvents.Event? {
         while true {
             switch try step() {
             case .event(let event): return event
@@ -113,7 +113,7 @@ package final class EventStreamReader {
 
     /// What ``next()`` does after a synchronous step.
     enum Step {
-        case event(ServerSentEvent)
+        case event(ServerSentEvents.Event)
         /// An observed stream's next activity.
         case activity(EventStreamActivity)
         case ended
@@ -230,7 +230,7 @@ package final class EventStreamReader {
 
     /// The next event already parsed, if any: what `next()` returns without waiting. The iterators call
     /// this first, so most events cost no async call.
-    package func buffered() -> ServerSentEvent? {
+    package func buffered() -> ServerSentEvents.Event? {
         guard delivered < events.count else { return nil }
         let event = events[delivered]
         delivered += 1

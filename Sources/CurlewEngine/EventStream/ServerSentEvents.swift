@@ -11,7 +11,7 @@
 /// Iterating yields events only. ``activity`` reports the same stream with its comments and
 /// reconnections (their cause and delay) between the events.
 public struct ServerSentEvents: AsyncSequence, Sendable {
-    public typealias Element = ServerSentEvent
+    public typealias Element = ServerSentEvents.Event
     public typealias Failure = EventStreamError
 
     let connector: EventStreamConnector
@@ -58,7 +58,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         /// - Throws: ``EventStreamError``: the server's answer ended the stream (204, another status or
         ///   content type), a line or event was too large, or a transport failure was not reconnected
         ///   after (including cancellation).
-        public mutating func next() async throws(EventStreamError) -> ServerSentEvent? {
+        public mutating func next() async throws(EventStreamError) -> ServerSentEvents.Event? {
             if let event = reader.buffered() { return event }
             do {
                 return try await reader.next()
@@ -67,7 +67,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             }
         }
 
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(EventStreamError) -> ServerSentEvent? {
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(EventStreamError) -> ServerSentEvents.Event? {
             if let event = reader.buffered() { return event }
             do {
                 return try await reader.next()
@@ -108,7 +108,7 @@ extension CurlSession {
     ///   - policy: How the stream reconnects and what it tolerates.
     ///   - reconnectRequest: The request of each later attempt, given the last event id; nil sends
     ///     `request` again, which must then have a body that can be sent again
-    ///     (``RequestBody/isReplayable``), else the stream fails with
+    ///     (``TransportRequest/Body/isReplayable``), else the stream fails with
     ///     ``EventStreamError/bodyNotReplayable``.
     public nonisolated func events(
         for request: TransportRequest, lastEventID: String = "", policy: EventStreamPolicy = .default,

@@ -85,7 +85,7 @@ extension Exchange {
         return action
     }
 
-    /// Takes the streamed body out of its handler's scope (see ``ResponseBody/detach()``): false when the
+    /// Takes the streamed body out of its handler's scope (see ``ResponseBodyStream/detach()``): false when the
     /// response is collected or was detached already.
     func detach() -> Bool {
         state.withLock { $0.machine.detach() }

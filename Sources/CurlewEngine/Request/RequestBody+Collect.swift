@@ -6,7 +6,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-extension RequestBody {
+extension TransportRequest.Body {
     /// The bytes the body sends, gathered in memory: a file is read, a stream's producer is run (once more:
     /// call it only for a stream that can be produced again, or one you no longer send). Trailers are not
     /// included. For tests and recorded traffic: a test double (`MockTransport`) sees a multipart form with a

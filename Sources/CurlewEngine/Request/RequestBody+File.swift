@@ -4,7 +4,7 @@
 import Glibc
 #endif
 
-extension RequestBody {
+extension TransportRequest.Body {
     /// A body read from the file at `path` (or the bytes of `range` in it) while the request runs.
     ///
     /// The file is checked now: it must be a regular file this process can read, and `range` must lie
@@ -22,7 +22,7 @@ extension RequestBody {
     ///   - range: Byte offsets within the file; nil for the whole file.
     /// - Throws: ``TransportError/Code/invalidBody`` when the file cannot be read or the range does not
     ///   lie within it.
-    public static func file(_ path: String, range: Range<Int>? = nil) throws(TransportError) -> RequestBody {
+    public static func file(_ path: String, range: Range<Int>? = nil) throws(TransportError) -> TransportRequest.Body {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw TransportError(.invalidBody, message: "cannot read the file \(path): \(FileRegion.describe(errno))")
@@ -39,13 +39,13 @@ extension RequestBody {
             throw TransportError(
                 .invalidBody, message: "the range \(region) is not within \(path), which has \(size) bytes")
         }
-        return RequestBody(
+        return TransportRequest.Body(
             storage: .file(
                 FileRegion(path: path, offset: region.lowerBound, length: region.count, wholeFile: range == nil)))
     }
 }
 
-extension RequestBody {
+extension TransportRequest.Body {
     /// Reads a file body's bytes in large chunks on the calling task (never the event loop) and hands each
     /// to `take`: for code that sends a file inside a body of its own (a multipart form with stream parts).
     /// A file removed, shorter or longer than when the body was made fails as the engine's read of a file

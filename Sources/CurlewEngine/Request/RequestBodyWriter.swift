@@ -1,7 +1,7 @@
 // Curlew — what a stream body's producer writes its bytes to.
 
 /// Takes the bytes of a request body produced while the request runs (see
-/// ``RequestBody/stream(length:replayable:_:)``).
+/// ``TransportRequest/Body/stream(length:replayable:_:)``).
 ///
 /// Each write hands its bytes to the engine, which sends them as the connection allows; a write waits
 /// while the engine holds as much as ``SessionConfiguration/requestBodyBufferSize`` of unsent bytes. Arrays

@@ -130,7 +130,7 @@ public struct TransferOptions: Sendable, Hashable {
         set { update(clientIdentity: newValue) }
     }
     /// Public-key pins for this request's host instead of the session's (see
-    /// ``TLSConfiguration/pinnedPublicKeys``).
+    /// ``SessionConfiguration/TLS/pinnedPublicKeys``).
     public var pinnedPublicKeys: [String]? {
         get { storage?.pinnedPublicKeys }
         set { update(pinnedPublicKeys: newValue) }

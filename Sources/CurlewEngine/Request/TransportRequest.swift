@@ -32,7 +32,7 @@ public struct TransportRequest: Sendable, Hashable {
     /// The header fields to send, in order.
     public var headerFields: HTTPFields
     /// The body, if any.
-    public var body: RequestBody?
+    public var body: TransportRequest.Body?
     /// A total timeout for this request that overrides the session's
     /// (``SessionConfiguration/totalTimeout``), counted from the call, queue and redirects included.
     ///
@@ -57,7 +57,7 @@ public struct TransportRequest: Sendable, Hashable {
     /// Creates a request from already-typed header fields.
     public init(
         url: String, method: HTTPRequest.Method = .get, headerFields: HTTPFields = [:],
-        body: RequestBody? = nil, timeout: Duration? = nil
+        body: TransportRequest.Body? = nil, timeout: Duration? = nil
     ) {
         self.url = url
         self.method = method
@@ -72,7 +72,7 @@ public struct TransportRequest: Sendable, Hashable {
     ///   contains CR, LF or NUL. (`HTTPFields` would otherwise silently turn those bytes into spaces.)
     public init(
         url: String, method: HTTPRequest.Method = .get, headers: [(name: String, value: String)],
-        body: RequestBody? = nil, timeout: Duration? = nil
+        body: TransportRequest.Body? = nil, timeout: Duration? = nil
     ) throws(TransportError) {
         var fields = HTTPFields()
         for (name, value) in headers {

@@ -8,7 +8,7 @@ import Foundation
 #endif
 import HTTPTypes
 
-/// Where a ``ResponseBody``'s bytes come from: a transfer in flight, bytes already in memory, or another
+/// Where a ``ResponseBodyStream``'s bytes come from: a transfer in flight, bytes already in memory, or another
 /// library's async sequence.
 final class BodySource: Sendable {
     enum Backing: Sendable {
@@ -38,7 +38,7 @@ final class BodySource: Sendable {
 
     private struct State {
         var reading = Reading.fresh
-        /// Taken out of its scope (``ResponseBody/detach()``): the scope's end leaves it readable.
+        /// Taken out of its scope (``ResponseBodyStream/detach()``): the scope's end leaves it readable.
         var detached = false
         var trailers: HTTPFields?
         /// Buffered backing: the next offset handed out.

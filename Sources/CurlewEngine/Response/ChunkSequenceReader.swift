@@ -1,6 +1,6 @@
 // Curlew — another library's async sequence of chunks read as a response body's source.
 
-/// Reads another library's async sequence for a ``ResponseBody``: the body's reader fetches the next chunk
+/// Reads another library's async sequence for a ``ResponseBodyStream``: the body's reader fetches the next chunk
 /// when it waits for bytes, then polls it.
 ///
 /// `@unchecked Sendable`: confined to the body's one reader (a body is iterated once, and its reader

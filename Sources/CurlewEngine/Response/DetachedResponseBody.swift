@@ -3,7 +3,7 @@
 
 public import HTTPTypes
 
-extension ResponseBody {
+extension ResponseBodyStream {
     /// Takes the body out of the closure it was handed to: the closure may return (and the call that
     /// handed it out with it) while the transfer runs on, read through the returned body from any task.
     ///
@@ -26,15 +26,15 @@ extension ResponseBody {
     }
 }
 
-/// A response body that outlives the closure it was handed to (``ResponseBody/detach()``): read it once,
+/// A response body that outlives the closure it was handed to (``ResponseBodyStream/detach()``): read it once,
 /// from any task. Dropping it before its end aborts the transfer.
 public final class DetachedResponseBody: AsyncSequence, Sendable {
     public typealias Element = ArraySlice<UInt8>
     public typealias Failure = TransportError
 
-    let body: ResponseBody
+    let body: ResponseBodyStream
 
-    init(_ body: ResponseBody) {
+    init(_ body: ResponseBodyStream) {
         self.body = body
     }
 
@@ -74,7 +74,7 @@ public final class DetachedResponseBody: AsyncSequence, Sendable {
     /// an iterator does.
     public struct Iterator: AsyncIteratorProtocol {
         let owner: DetachedResponseBody
-        var chunks: ResponseBody.Iterator
+        var chunks: ResponseBodyStream.Iterator
 
         public mutating func next() async throws(TransportError) -> ArraySlice<UInt8>? {
             try await chunks.next(isolation: nil)

@@ -129,7 +129,7 @@ enum ResponseBuilder {
         return same ? requested : String(cString: reported)
     }
 
-    private static func httpVersion(_ value: Int) -> HTTPVersion {
+    private static func httpVersion(_ value: Int) -> ResponseHead.HTTPVersion {
         switch value {
         case Int(CURL_HTTP_VERSION_1_0): .http1_0
         case Int(CURL_HTTP_VERSION_1_1): .http1_1

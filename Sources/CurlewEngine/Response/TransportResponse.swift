@@ -45,7 +45,7 @@ public struct TransportResponse: Sendable {
         set { mutableStorage.effectiveURL = newValue }
     }
     /// The protocol version of the response.
-    public var httpVersion: HTTPVersion {
+    public var httpVersion: ResponseHead.HTTPVersion {
         get { storage.httpVersion }
         set { mutableStorage.httpVersion = newValue }
     }
@@ -88,7 +88,7 @@ public struct TransportResponse: Sendable {
     /// Creates a response from its parts.
     public init(
         status: HTTPResponse.Status, headerFields: HTTPFields = [:], body: Data = Data(),
-        effectiveURL: String = "", httpVersion: HTTPVersion = .none, connectionReused: Bool = false,
+        effectiveURL: String = "", httpVersion: ResponseHead.HTTPVersion = .none, connectionReused: Bool = false,
         timings: TransferTimings = .zero
     ) {
         storage = Storage(
@@ -98,7 +98,7 @@ public struct TransportResponse: Sendable {
 
     /// A response from the network, whose fields stay unparsed until read.
     init(
-        status: HTTPResponse.Status, head: ReceivedHead, body: Data, effectiveURL: String, httpVersion: HTTPVersion,
+        status: HTTPResponse.Status, head: ReceivedHead, body: Data, effectiveURL: String, httpVersion: ResponseHead.HTTPVersion,
         connectionReused: Bool, timings: TransferTimings, redirectURL: String?, hasLocation: Bool
     ) {
         storage = Storage(
@@ -124,7 +124,7 @@ public struct TransportResponse: Sendable {
         var receivedHead: ReceivedHead?
         var body: Data
         var effectiveURL: String
-        var httpVersion: HTTPVersion
+        var httpVersion: ResponseHead.HTTPVersion
         var connectionReused: Bool
         var timings: TransferTimings
         var redirects: [RedirectStep] = []
@@ -134,7 +134,7 @@ public struct TransportResponse: Sendable {
 
         init(
             status: HTTPResponse.Status, assignedFields: HTTPFields, receivedHead: ReceivedHead?, body: Data,
-            effectiveURL: String, httpVersion: HTTPVersion, connectionReused: Bool, timings: TransferTimings
+            effectiveURL: String, httpVersion: ResponseHead.HTTPVersion, connectionReused: Bool, timings: TransferTimings
         ) {
             self.status = status
             self.assignedFields = assignedFields

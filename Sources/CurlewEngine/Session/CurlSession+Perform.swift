@@ -13,7 +13,7 @@ extension CurlSession {
     /// never idleness. No body limit applies unless the request sets one
     /// (``TransferOptions/maxResponseBodySize``).
     ///
-    /// The body is valid only inside `handler`, unless `handler` detaches it (``ResponseBody/detach()``:
+    /// The body is valid only inside `handler`, unless `handler` detaches it (``ResponseBodyStream/detach()``:
     /// this then returns while the transfer runs on). Returning (or throwing) before its last byte, or
     /// cancelling the calling task, aborts the transfer and closes its connection at once; a stream body's
     /// producer is cancelled and awaited before this returns. Returning after the last byte while a stream
@@ -27,7 +27,7 @@ extension CurlSession {
     ///   threw.
     public func perform<Return>(
         _ request: TransportRequest, isolation: isolated (any Actor)? = #isolation,
-        handler: (ResponseHead, ResponseBody) async throws -> Return
+        handler: (ResponseHead, ResponseBodyStream) async throws -> Return
     ) async throws -> Return {
         do {
             return try await performFollowingRedirects(request, isolation: isolation, handler: handler)
@@ -47,7 +47,7 @@ extension CurlSession {
     /// false leaves the session's total timeout out (downloads), keeping the request's own.
     func performFollowingRedirects<Return>(
         _ request: TransportRequest, isolation: isolated (any Actor)?, sessionTotalTimeout: Bool = true,
-        handler: (ResponseHead, ResponseBody) async throws -> Return
+        handler: (ResponseHead, ResponseBodyStream) async throws -> Return
     ) async throws -> Return {
         // The walk's state lives in one object: these frames stay allocated while the body is read,
         // which for a stream is its whole life.
@@ -76,7 +76,7 @@ extension CurlSession {
     private func streamedHop<Result>(
         _ prepared: PreparedRequest, deadline: UInt64?, isRedirectHop: Bool, submitted: UInt64,
         isolation: isolated (any Actor)?,
-        _ body: (ResponseHead, ResponseBody) async throws -> (Result, letEnd: Bool)
+        _ body: (ResponseHead, ResponseBodyStream) async throws -> (Result, letEnd: Bool)
     ) async throws -> Result {
         let exchange = try await makeExchange(
             prepared, streamedResponse: true, deadline: deadline, isRedirectHop: isRedirectHop, submitted: submitted)
@@ -89,7 +89,7 @@ extension CurlSession {
                 automaticDecompression: automaticDecompression, outputChunk: outputChunk)
             let (result, letEnd): (Result, Bool)
             do {
-                (result, letEnd) = try await body(head, ResponseBody(source))
+                (result, letEnd) = try await body(head, ResponseBodyStream(source))
             } catch {
                 if source.endScope() { _ = exchange.scopeEnded(returned: false) }
                 throw error
@@ -148,13 +148,13 @@ extension CurlSession {
 
     /// Reads and drops a redirect's body (up to 64 KiB, so its connection can be reused; a longer one is
     /// aborted with its transfer).
-    private nonisolated(nonsending) static func skip(_ body: ResponseBody) async {
+    private nonisolated(nonsending) static func skip(_ body: ResponseBodyStream) async {
         var iterator = body.makeAsyncIterator()
         await skip(&iterator)
     }
 
     /// ``skip(_:)`` for a body whose iterator is already made (an event stream's direct attempt).
-    nonisolated(nonsending) static func skip(_ iterator: inout ResponseBody.Iterator) async {
+    nonisolated(nonsending) static func skip(_ iterator: inout ResponseBodyStream.Iterator) async {
         var skipped = 0
         while skipped < 64 * 1024, let chunk = try? await iterator.next(isolation: #isolation) { skipped += chunk.count }
     }

@@ -19,6 +19,9 @@ extension CurlSession {
     /// The session ``shared`` made, once it has (read without making it).
     private static let processDefault = Locked<ObjectIdentifier?>(nil)
 
+    /// Whether ``shared`` has made its session (read without making it).
+    package static var hasMadeShared: Bool { processDefault.withLock { $0 } != nil }
+
     /// Whether this is the process-wide default session, which no service group may stop.
     package var isProcessDefault: Bool { Self.processDefault.withLock { $0 } == ObjectIdentifier(self) }
 }

@@ -11,7 +11,7 @@ public protocol HTTPTransport: Sendable {
     /// Sends the request and hands the response head and its body, read as it arrives, to `handler`;
     /// returns what `handler` returns.
     ///
-    /// The body is valid only inside `handler`, unless `handler` detaches it (``ResponseBody/detach()``).
+    /// The body is valid only inside `handler`, unless `handler` detaches it (``ResponseBodyStream/detach()``).
     /// Returning (or throwing) before its last byte aborts the transfer and closes its connection; so
     /// does cancelling the calling task.
     ///
@@ -19,7 +19,7 @@ public protocol HTTPTransport: Sendable {
     ///   body's producer threw.
     func perform<Return>(
         _ request: TransportRequest, isolation: isolated (any Actor)?,
-        handler: (ResponseHead, ResponseBody) async throws -> Return
+        handler: (ResponseHead, ResponseBodyStream) async throws -> Return
     ) async throws -> Return
 
     /// The request as this transport will put it on the wire: `request` plus the header fields the
@@ -31,7 +31,7 @@ public protocol HTTPTransport: Sendable {
     func wireRequest(for request: TransportRequest) async -> TransportRequest
 
     /// The request as this transport puts it on the wire when its response is streamed (a streamed
-    /// response may offer fewer codings: see ``ResponseBody``). The default implementation returns
+    /// response may offer fewer codings: see ``ResponseBodyStream``). The default implementation returns
     /// ``wireRequest(for:)``.
     func wireRequest(forStreamed request: TransportRequest) async -> TransportRequest
 }
@@ -61,7 +61,7 @@ extension HTTPTransport {
     ///   body's producer threw.
     public func perform<Return>(
         _ request: TransportRequest, isolation: isolated (any Actor)? = #isolation,
-        _ handler: (ResponseHead, ResponseBody) async throws -> Return
+        _ handler: (ResponseHead, ResponseBodyStream) async throws -> Return
     ) async throws -> Return {
         try await perform(request, isolation: isolation, handler: handler)
     }
@@ -70,10 +70,10 @@ extension HTTPTransport {
     /// transport that does not stream (a test double) still serves streaming callers.
     public func perform<Return>(
         _ request: TransportRequest, isolation: isolated (any Actor)?,
-        handler: (ResponseHead, ResponseBody) async throws -> Return
+        handler: (ResponseHead, ResponseBodyStream) async throws -> Return
     ) async throws -> Return {
         let response = try await execute(request)
-        let body = ResponseBody(response: response)
+        let body = ResponseBodyStream(response: response)
         defer { body.source.endScope() }
         return try await handler(ResponseHead(response), body)
     }

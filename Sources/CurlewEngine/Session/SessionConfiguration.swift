@@ -57,12 +57,12 @@ public struct SessionConfiguration: Sendable {
     /// server's settings arrive; libcurl sends each refused request again on a new connection.
     public var maxConcurrentStreams: Int = 256
     /// TLS: trusted certificate authorities, pins, client certificate, minimum version, resumption.
-    public var tls = TLSConfiguration()
+    public var tls = SessionConfiguration.TLS()
     /// Whether and where cookies are kept. Default ``CookieStorage/disabled``.
     public var cookies: CookieStorage = .disabled
     /// Connection and name-resolution lifetimes, and host-name overrides.
     public var connections = ConnectionOptions()
-    /// Verify the server's TLS certificate and host name (``TLSConfiguration/verifiesPeer``). Default
+    /// Verify the server's TLS certificate and host name (``SessionConfiguration/TLS/verifiesPeer``). Default
     /// on; turn off only for tests.
     public var verifyTLS: Bool {
         get { tls.verifiesPeer }

@@ -1,4 +1,4 @@
-// Curlew — a TLSConfiguration turned into the libcurl options it means, decided once per session.
+// Curlew — a session's TLS settings turned into the libcurl options it means, decided once per session.
 
 import CCurl
 import CCurlShims
@@ -9,7 +9,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The libcurl TLS options for a session, worked out once from its ``TLSConfiguration``.
+/// The libcurl TLS options for a session, worked out once from its ``SessionConfiguration/TLS``.
 ///
 /// The system store is the one Curlew found (``SystemTrustStore``), never libcurl's compiled-in path,
 /// which names the layout of the distribution the library was built on. Trust is set up so libcurl's
@@ -31,7 +31,7 @@ struct TLSSetup: Sendable {
     /// `sha256//a;sha256//b` per lowercased host.
     let pins: [String: String]
 
-    init(_ configuration: TLSConfiguration, store: SystemTrustStore = .current) {
+    init(_ configuration: SessionConfiguration.TLS, store: SystemTrustStore = .current) {
         let roots = configuration.trustRoots
         var caInfo: String?
         var caPath: String?

@@ -100,7 +100,7 @@ package final class ClientMetrics: Sendable {
     }
 
     /// OpenTelemetry's `network.protocol.version` for an HTTP version.
-    static func protocolVersion(_ version: HTTPVersion?) -> String? {
+    static func protocolVersion(_ version: ResponseHead.HTTPVersion?) -> String? {
         switch version {
         case .http1_0?: "1.0"
         case .http1_1?: "1.1"

@@ -62,7 +62,7 @@ package struct HopStart: Sendable {
 package struct HopEnd: Sendable {
     /// The final status, when a response head arrived.
     package var status: Int?
-    package var httpVersion: HTTPVersion?
+    package var httpVersion: ResponseHead.HTTPVersion?
     /// The failure, when the hop failed (after its head, for a streamed body that broke).
     package var error: TransportError?
     /// curl's phase timings, when the transfer ran.
@@ -92,7 +92,7 @@ package struct HopEnd: Sendable {
     }
 
     package init(
-        status: Int? = nil, httpVersion: HTTPVersion? = nil, error: TransportError? = nil, timings: TransferTimings? = nil,
+        status: Int? = nil, httpVersion: ResponseHead.HTTPVersion? = nil, error: TransportError? = nil, timings: TransferTimings? = nil,
         responseBodySize: Int? = nil, connectionReused: Bool? = nil, receivePauses: Int = 0, ended: UInt64
     ) {
         self.receivePauses = receivePauses

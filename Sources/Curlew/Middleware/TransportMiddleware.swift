@@ -2,13 +2,13 @@
 
 import Logging
 
-/// Reads a response: its head, and its body as it arrives. What a ``Middleware`` and the transport hand
+/// Reads a response: its head, and its body as it arrives. What a ``TransportMiddleware`` and the transport hand
 /// the response to; it returns what the caller of the chain gets.
 ///
 /// The body is valid only while the handler runs. A handler that returns (or throws) before the body's
 /// last byte ends the exchange: the transfer is aborted and its connection closed.
 public typealias ResponseHandler<Return> =
-    nonisolated(nonsending) (ResponseHead, ResponseBody) async throws(CurlewError) -> Return
+    nonisolated(nonsending) (ResponseHead, ResponseBodyStream) async throws(CurlewError) -> Return
 
 /// Code that wraps each exchange a provider (or a ``MiddlewareChain``) makes: it may change the request,
 /// answer without sending it, send it several times, time it or look at the response head before the
@@ -18,7 +18,7 @@ public typealias ResponseHandler<Return> =
 /// the caller's response handler. The usual middleware calls `next` once with the same handler:
 ///
 /// ```swift
-/// struct RequestID: Middleware {
+/// struct RequestID: TransportMiddleware {
 ///     func intercept<Return>(
 ///         _ request: TransportRequest, context: MiddlewareContext, next: MiddlewareNext,
 ///         handler: ResponseHandler<Return>
@@ -39,7 +39,7 @@ public typealias ResponseHandler<Return> =
 /// `willSend` before the chain, and their `didReceive` and `process` once per call on the response it
 /// hands out, inside the innermost handler (so before the code a middleware runs after `next`
 /// returns), or after the chain when it failed before a response; the chain sees every attempt.
-public protocol Middleware: Sendable {
+public protocol TransportMiddleware: Sendable {
     /// Carries out the exchange for `request`, usually by calling `next`, and returns what `handler`
     /// returned.
     ///

@@ -18,7 +18,7 @@ public import HTTPTypes
 /// bytes and then stops reading the socket, so the server slows down to your pace; holding a stream is
 /// never an idle timeout. Stop early simply by returning from the closure: the transfer is aborted and
 /// its connection closed. Trailer fields arrive after the last chunk (``trailerFields``).
-public struct ResponseBody: AsyncSequence, Sendable {
+public struct ResponseBodyStream: AsyncSequence, Sendable {
     public typealias Element = ArraySlice<UInt8>
     public typealias Failure = TransportError
 
@@ -109,7 +109,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
         return data
     }
 
-    /// Reads the chunks of a ``ResponseBody``.
+    /// Reads the chunks of a ``ResponseBodyStream``.
     public struct Iterator: AsyncIteratorProtocol {
         let source: BodySource
         /// Why the body cannot be read (boxed: the iterator is held across waits, so it stays small).

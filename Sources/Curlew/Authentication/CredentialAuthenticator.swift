@@ -8,7 +8,7 @@ public import Foundation
 #endif
 import HTTPTypes
 
-/// A credential an ``Authenticator`` applies: an OAuth access token, a signed session.
+/// A credential a ``CredentialAuthenticator`` applies: an OAuth access token, a signed session.
 public protocol AuthenticationCredential: Sendable {
     /// Whether the credential should be refreshed before it is used at `date` (it expires within a
     /// minute, say). The default: never ahead of time, only when a server refuses it.
@@ -22,7 +22,7 @@ extension AuthenticationCredential {
 /// Applies and refreshes a credential for an ``AuthenticationMiddleware``.
 ///
 /// ```swift
-/// struct OAuth: Authenticator {
+/// struct OAuth: CredentialAuthenticator {
 ///     let tokens: TokenService
 ///     func apply(_ credential: Token, to request: inout TransportRequest) {
 ///         request.headerFields[.authorization] = "Bearer \(credential.access)"
@@ -32,7 +32,7 @@ extension AuthenticationCredential {
 ///     }
 /// }
 /// ```
-public protocol Authenticator: Sendable {
+public protocol CredentialAuthenticator: Sendable {
     /// The credential this authenticator applies.
     associatedtype Credential: AuthenticationCredential
 
@@ -50,7 +50,7 @@ public protocol Authenticator: Sendable {
     func authenticates(_ request: TransportRequest, context: MiddlewareContext) -> Bool
 }
 
-extension Authenticator {
+extension CredentialAuthenticator {
     public func isAuthenticationFailure(_ head: ResponseHead, for request: TransportRequest) -> Bool {
         head.status == .unauthorized
     }
