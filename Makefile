@@ -22,7 +22,7 @@ ASAN_ENV = SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=4 \
 	ASAN_OPTIONS=detect_leaks=$(ASAN_LEAKS):halt_on_error=1:detect_stack_use_after_return=0:quarantine_size_mb=32 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt:print_suppressions=0
 
-.PHONY: all deps test-deps build test test-tsan test-asan fuzz fuzz-build fuzz-smoke soak test-libcurl docs demo examples bench bench-smoke bench-deps bench-smoke-deps apt-packages clean openapi-generate
+.PHONY: all deps test-deps build test test-tsan test-asan fuzz fuzz-build fuzz-smoke soak test-libcurl docs api-breakage demo examples bench bench-smoke bench-deps bench-smoke-deps apt-packages clean openapi-generate
 
 all: build
 
@@ -123,6 +123,11 @@ DOCC_TARGETS = --target Curlew --target CurlewEngine --target CurlewTesting --ta
 docs: deps
 	CURLEW_CI=1 $(SWIFT) package --disable-sandbox generate-documentation $(DOCC_TARGETS) \
 		--enable-experimental-combined-documentation --warnings-as-errors
+
+# The public API against the last release (.ci/api-baseline, whose API digest is committed in .ci/api-digest):
+# fails on a break not listed in .ci/api-breaks-allowed.txt. Seconds after `make test` under CI's settings.
+api-breakage: deps
+	CURLEW_CI=1 .ci/api-breakage
 
 demo: deps
 	$(SWIFT) run curlew-demo
