@@ -27,19 +27,24 @@ guard CommandLine.arguments.count == 2, let base = URL(string: CommandLine.argum
     FileHandle.standardError.write(Data("usage: SharedSessionProbe URL\n".utf8))
     exit(2)
 }
-var report: [String: String] = [:]
-let threadsBefore = threadCount()
-let provider = Provider<ProbeTarget>(baseURL: base)
-report["threadsAddedByProvider"] = String(threadCount() - threadsBefore)
-report["sharedMadeByProvider"] = String(CurlSession.hasMadeShared)
-do {
-    let response = try await provider.request(.ping)
-    report["status"] = String(response.statusCode)
-    report["body"] = String(decoding: response.data, as: UTF8.self)
-    report["url"] = response.request?.url ?? ""
-} catch {
-    report["error"] = "\(error)"
+/// Makes a provider, then calls it once; what happened, as JSON. In a function: its values end with its
+/// frame, before the process exits (values held by the async top-level code would count as leaks).
+func probe(_ base: URL) async -> Data {
+    var report: [String: String] = [:]
+    let threadsBefore = threadCount()
+    let provider = Provider<ProbeTarget>(baseURL: base)
+    report["threadsAddedByProvider"] = String(threadCount() - threadsBefore)
+    report["sharedMadeByProvider"] = String(CurlSession.hasMadeShared)
+    do {
+        let response = try await provider.request(.ping)
+        report["status"] = String(response.statusCode)
+        report["body"] = String(decoding: response.data, as: UTF8.self)
+        report["url"] = response.request?.url ?? ""
+    } catch {
+        report["error"] = "\(error)"
+    }
+    report["sharedMadeByRequest"] = String(CurlSession.hasMadeShared)
+    return (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])) ?? Data("{}".utf8)
 }
-report["sharedMadeByRequest"] = String(CurlSession.hasMadeShared)
-let json = (try? JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])) ?? Data("{}".utf8)
-FileHandle.standardOutput.write(json)
+
+FileHandle.standardOutput.write(await probe(base))

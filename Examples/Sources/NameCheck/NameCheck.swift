@@ -108,7 +108,7 @@ func checkedRoute(_ router: Router<BasicRequestContext>, provider: Provider<Chec
 
 /// NIO's and async-http-client's configuration beside Curlew's, unqualified.
 func checkedConfigurations() -> (HTTPClient.Configuration, SessionConfiguration) {
-    var clientTLS = NIOSSL.TLSConfiguration.makeClientConfiguration()
+    var clientTLS = TLSConfiguration.makeClientConfiguration()
     clientTLS.minimumTLSVersion = .tlsv12
     var session = SessionConfiguration()
     session.tls.minimumVersion = .tls1_2
