@@ -9,6 +9,7 @@ missing names and exits 1 if there are any.
 import glob
 import json
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -31,7 +32,7 @@ def public_types(output):
         command = (
             ["swift", "symbolgraph-extract", "-module-name", module, "-I", os.path.join(BUILD, "Modules"),
              "-I", os.path.join(REPO, "Sources", "CCurl"), "-I", os.path.join(REPO, "Sources", "CZlib"),
-             "-target", "x86_64-unknown-linux-gnu", "-minimum-access-level", "public", "-output-dir", output]
+             "-target", f"{platform.machine()}-unknown-linux-gnu", "-minimum-access-level", "public", "-output-dir", output]
             + " ".join(flags).split()
         )
         subprocess.run(command, check=True)
