@@ -130,16 +130,6 @@ private func resumedDownload(
         TransportRequest(url: url), to: DownloadDestination(path: path), options: DownloadOptions(resumeData: resumeData))
 }
 
-/// The path of the DownloadProbe executable SwiftPM built beside this test binary.
-private func downloadProbePath() -> String? {
-    let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    let candidates = [
-        binary.deletingLastPathComponent().appendingPathComponent("DownloadProbe").path,
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("DownloadProbe").path,
-    ]
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
-}
-
 /// Whether this machine lets an unprivileged process mount a tmpfs in a namespace of its own.
 private func canMountPrivately() async -> Bool {
     let outcome = try? await TestProcess.run(
@@ -545,7 +535,7 @@ private struct ProbeReport: Decodable {
     /// its own (skipped where unprivileged namespaces are not allowed).
     @Test(.enabled("needs `unshare -rm`") { await canMountPrivately() }, arguments: [false, true])
     func aRealFullDiskFailsWithFileWriteFailed(keepsPartialFile: Bool) async throws {
-        let probe = try #require(downloadProbePath(), "DownloadProbe was not built beside the test binary")
+        let probe = try #require(siblingExecutable("DownloadProbe"), "DownloadProbe was not built beside the test binary")
         try await withScratchDirectory { directory in
             try await withStreamServerAndSession(.http1) { server, _ in
                 let script = #"mount -t tmpfs -o size=256k tmpfs "$1" && exec "$2" "$3" "$1/out.bin" $4"#

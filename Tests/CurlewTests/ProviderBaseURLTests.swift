@@ -100,12 +100,3 @@ private enum Upstream: TargetType {
     }
 }
 
-/// The path of an executable SwiftPM built beside this test binary.
-private func siblingExecutable(_ name: String) -> String? {
-    let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    let candidates = [
-        binary.deletingLastPathComponent().appendingPathComponent(name).path,
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name).path,
-    ]
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
-}

@@ -41,7 +41,10 @@ public actor Provider<Target: TargetType> {
     public nonisolated let stubClosure: StubClosure
     /// The transport requests go through: the session the provider was given, or the process-wide
     /// ``/CurlewEngine/CurlSession/shared`` session (which reading this makes, if nothing has yet).
-    public nonisolated var session: any HTTPTransport { transport.session }
+    public nonisolated var session: any HTTPTransport {
+        if let givenTransport { return givenTransport.session }
+        return ProviderTransport.processDefault.session
+    }
     /// The plugins, in the order they run.
     public nonisolated let plugins: [any PluginType]
     /// The middleware around every exchange, outermost first (see ``TransportMiddleware``).
@@ -52,7 +55,7 @@ public actor Provider<Target: TargetType> {
     /// target in its metadata).
     public nonisolated let logger: Logger
     /// The session given, with what the provider reads of it once; nil for the process-wide session, made
-    /// on the first request instead (``transport``).
+    /// on the first request instead (`ProviderTransport.processDefault`).
     nonisolated let givenTransport: ProviderTransport?
     /// The session's metrics, for the chain's counters (retries, refreshes).
     nonisolated var clientMetrics: ClientMetrics? {
@@ -80,8 +83,6 @@ public actor Provider<Target: TargetType> {
         if let givenTransport { return givenTransport.curlSession }
         return ProviderTransport.processDefault.curlSession
     }
-    /// The session and what the provider reads of it: the one given, or the process-wide one.
-    nonisolated var transport: ProviderTransport { givenTransport ?? ProviderTransport.processDefault }
 
     /// Creates a provider.
     ///
